@@ -1,0 +1,118 @@
+// swift-tools-version: 6.1
+// Herald: push-notification delivery. The module layout and the direction of imports are
+// described in docs/architecture.md; arrows point down that table only.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Herald",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "herald", targets: ["herald"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.36.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.29.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.1.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+    ],
+    targets: [
+        // System libraries: a module map and one shim header each. Only the wrapper module
+        // directly above imports them.
+        .systemLibrary(
+            name: "CRabbitMQ",
+            pkgConfig: "librabbitmq",
+            providers: [.apt(["librabbitmq-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+
+        // Pure logic, Foundation only.
+        .target(name: "HeraldCore", swiftSettings: strict),
+
+        // Wrappers over the C libraries.
+        .target(
+            name: "HeraldAMQP",
+            dependencies: ["CRabbitMQ", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HeraldPostgres",
+            dependencies: ["CLibPQ", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HeraldHTTP",
+            dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+
+        // Local HTTP/2 TLS stand-ins for Apple and Google (`herald sandbox`), and the generic
+        // HTTP/2 server they are built on.
+        .target(
+            name: "HeraldSandbox",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
+        .executableTarget(
+            name: "herald",
+            dependencies: [
+                "HeraldCore", "HeraldAMQP", "HeraldPostgres", "HeraldHTTP", "HeraldSandbox",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // Test support shared by the test targets; no production target depends on it.
+        .target(
+            name: "HeraldTesting",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
+        .testTarget(
+            name: "HeraldCoreTests",
+            dependencies: ["HeraldCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "HeraldAMQPTests", dependencies: ["HeraldAMQP", "HeraldTesting"], swiftSettings: strict),
+        .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "HeraldHTTPTests",
+            dependencies: ["HeraldHTTP", "HeraldSandbox", "HeraldTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "HeraldCLITests", dependencies: ["HeraldTesting"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,13 @@
+import ArgumentParser
+import HeraldCore
+
+/// The `herald` command line: every operator and SRE task is a subcommand.
+@main
+struct Herald: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "herald",
+        abstract: "Push-notification delivery: RabbitMQ events to APNs and FCM.",
+        version: HeraldVersion.current,
+        subcommands: []
+    )
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what is missing and starts RabbitMQ and PostgreSQL on 127.0.0.1. Idempotent.
+# Writes $HERALD_LOCAL_DIR/env with the URLs the other scripts and the tests use.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+ensure_packages
+mkdir -p "$HERALD_LOCAL_DIR"
+rabbitmq_start
+postgres_start
+write_env_file
+log "ready: source $HERALD_LOCAL_DIR/env"
