@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.1.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
     ],
     targets: [
         // System libraries: a module map and one shim header each. Only the wrapper module
@@ -86,6 +87,7 @@ let package = Package(
                 "HeraldCore", "HeraldAMQP", "HeraldPostgres", "HeraldHTTP", "HeraldSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict
         ),
@@ -113,6 +115,6 @@ let package = Package(
             dependencies: ["HeraldHTTP", "HeraldSandbox", "HeraldTesting"],
             swiftSettings: strict
         ),
-        .testTarget(name: "HeraldCLITests", dependencies: ["HeraldTesting"], swiftSettings: strict),
+        .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldTesting"], swiftSettings: strict),
     ]
 )

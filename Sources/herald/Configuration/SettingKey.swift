@@ -1,0 +1,106 @@
+/// One configuration key. Every key can be set in the configuration file (`section.name`,
+/// as YAML `section: { name: value }`), as the environment variable `HERALD_<SECTION>_<NAME>`,
+/// and, for the keys a command exposes, as a flag. The registry below is the single list of
+/// keys: the file is checked against it, so a typo is an error rather than a silent default.
+struct SettingKey: Sendable, Hashable, CustomStringConvertible {
+    let section: String
+    let name: String
+    let help: String
+    /// Secrets are never printed, not even in error messages.
+    let isSecret: Bool
+
+    init(_ section: String, _ name: String, secret: Bool = false, help: String) {
+        self.section = section
+        self.name = name
+        self.help = help
+        self.isSecret = secret
+    }
+
+    var dotted: String { "\(section).\(name)" }
+    var environmentName: String { "HERALD_\(section.uppercased())_\(name.uppercased())" }
+    var description: String { dotted }
+
+    static func == (lhs: SettingKey, rhs: SettingKey) -> Bool { lhs.dotted == rhs.dotted }
+    func hash(into hasher: inout Hasher) { hasher.combine(dotted) }
+}
+
+extension SettingKey {
+    // MARK: amqp
+    static let amqpURL = SettingKey("amqp", "url", secret: true, help: "Broker URL, amqp://user:password@host:port/vhost (amqps:// for TLS).")
+    static let amqpQueue = SettingKey("amqp", "queue", help: "Queue the workers consume (default w1.pushnotification).")
+    static let amqpExchange = SettingKey("amqp", "exchange", help: "Exchange producers publish to (default w1.pushnotification).")
+    static let amqpRoutingKey = SettingKey("amqp", "routing_key", help: "Routing key binding the queue (default w1.pushnotification).")
+    static let amqpQueueType = SettingKey("amqp", "queue_type", help: "classic or quorum, used when Herald declares the queue (default classic).")
+    static let amqpPrefetch = SettingKey("amqp", "prefetch", help: "Unacknowledged messages a worker holds at once (default 200).")
+    static let amqpHeartbeat = SettingKey("amqp", "heartbeat", help: "Heartbeat interval, e.g. 30s (default 30s).")
+
+    // MARK: database
+    static let databaseURL = SettingKey("database", "url", secret: true, help: "PostgreSQL URL, postgres://user:password@host:port/database.")
+    static let databasePoolSize = SettingKey("database", "pool_size", help: "Connections per process (default 4).")
+
+    // MARK: worker
+    static let workerThreads = SettingKey("worker", "threads", help: "Lanes: users whose notifications are in flight at once (default 8).")
+    static let workerSender = SettingKey("worker", "sender", help: "Where payloads go: log, null, or providers (APNs and FCM) (default log).")
+    static let workerLogSenderFile = SettingKey("worker", "log_sender_file", help: "File the log sender appends to (default standard output).")
+    static let workerShutdownTimeout = SettingKey("worker", "shutdown_timeout", help: "Longest graceful shutdown before in-flight work is requeued (default 30s).")
+    static let workerDedupeRetention = SettingKey("worker", "dedupe_retention", help: "How long message keys are remembered for AvoidDublication (default 24h).")
+    static let workerMaxAttempts = SettingKey("worker", "max_attempts", help: "Attempts per delivery before it is recorded as failed (default 8).")
+    static let workerMaxRetryDelay = SettingKey("worker", "max_retry_delay", help: "Longest wait between two attempts (default 5m).")
+
+    // MARK: templates
+    static let templatesDefaultCulture = SettingKey("templates", "default_culture", help: "Culture used when a device's culture has no template (default ru-RU).")
+
+    // MARK: apns
+    static let apnsKeyPath = SettingKey("apns", "key_path", help: "Token auth: the .p8 signing key from Apple.")
+    static let apnsKeyID = SettingKey("apns", "key_id", help: "Token auth: the key's id (10 characters).")
+    static let apnsTeamID = SettingKey("apns", "team_id", help: "Token auth: the Apple developer team id (10 characters).")
+    static let apnsTopic = SettingKey("apns", "topic", help: "Bundle id(s), comma separated; the first is the default app.")
+    static let apnsEnvironment = SettingKey("apns", "environment", help: "production or sandbox (default production).")
+    static let apnsURL = SettingKey("apns", "url", help: "Overrides the provider URL (for the local sandbox).")
+    static let apnsCertPath = SettingKey("apns", "cert_path", help: "Certificate auth: .p12 file, or PEM certificate.")
+    static let apnsCertKeyPath = SettingKey("apns", "cert_key_path", help: "Certificate auth: PEM private key when cert_path is PEM.")
+    static let apnsCertPassword = SettingKey("apns", "cert_password", secret: true, help: "Certificate auth: password of the .p12 or the key.")
+    static let apnsCAPath = SettingKey("apns", "ca_path", help: "Extra CA certificate to trust (for the local sandbox).")
+
+    // MARK: fcm
+    static let fcmServiceAccountPath = SettingKey("fcm", "service_account_path", help: "Service-account JSON key file(s), comma separated; one per Firebase project.")
+    static let fcmURL = SettingKey("fcm", "url", help: "Overrides the FCM base URL (for the local sandbox).")
+    static let fcmCAPath = SettingKey("fcm", "ca_path", help: "Extra CA certificate to trust (for the local sandbox).")
+
+    // MARK: proxy
+    static let proxyURL = SettingKey("proxy", "url", help: "HTTP(S) proxy for APNs and FCM, http://host:port.")
+    static let proxyUser = SettingKey("proxy", "user", help: "Proxy user name.")
+    static let proxyPassword = SettingKey("proxy", "password", secret: true, help: "Proxy password.")
+
+    // MARK: api
+    static let apiListen = SettingKey("api", "listen", help: "Address the REST API listens on (default 127.0.0.1:8080).")
+    static let apiJWTSecret = SettingKey("api", "jwt_secret", secret: true, help: "HS256 secret for bearer JWTs.")
+    static let apiJWTPublicKeyPath = SettingKey("api", "jwt_public_key_path", help: "RS256/ES256 public key (PEM) for bearer JWTs.")
+    static let apiIntrospectionURL = SettingKey("api", "introspection_url", help: "OAuth2 token introspection endpoint (RFC 7662) for opaque tokens.")
+    static let apiIntrospectionClientID = SettingKey("api", "introspection_client_id", help: "Client id for the introspection endpoint.")
+    static let apiIntrospectionClientSecret = SettingKey("api", "introspection_client_secret", secret: true, help: "Client secret for the introspection endpoint.")
+
+    // MARK: log
+    static let logLevel = SettingKey("log", "level", help: "trace, debug, info, notice, warning, error or critical (default info).")
+    static let logFormat = SettingKey("log", "format", help: "text or json (default text).")
+
+    /// Every key Herald knows. The configuration file may only use these.
+    static let all: [SettingKey] = [
+        .amqpURL, .amqpQueue, .amqpExchange, .amqpRoutingKey, .amqpQueueType, .amqpPrefetch, .amqpHeartbeat,
+        .databaseURL, .databasePoolSize,
+        .workerThreads, .workerSender, .workerLogSenderFile, .workerShutdownTimeout, .workerDedupeRetention,
+        .workerMaxAttempts, .workerMaxRetryDelay,
+        .templatesDefaultCulture,
+        .apnsKeyPath, .apnsKeyID, .apnsTeamID, .apnsTopic, .apnsEnvironment, .apnsURL, .apnsCertPath,
+        .apnsCertKeyPath, .apnsCertPassword, .apnsCAPath,
+        .fcmServiceAccountPath, .fcmURL, .fcmCAPath,
+        .proxyURL, .proxyUser, .proxyPassword,
+        .apiListen, .apiJWTSecret, .apiJWTPublicKeyPath, .apiIntrospectionURL, .apiIntrospectionClientID,
+        .apiIntrospectionClientSecret,
+        .logLevel, .logFormat,
+    ]
+
+    static func named(_ dotted: String) -> SettingKey? {
+        all.first { $0.dotted == dotted }
+    }
+}

@@ -1,0 +1,85 @@
+import Testing
+@testable import herald
+
+@Suite struct SettingsTests {
+    @Test func flagsOverrideEnvironmentOverrideFile() throws {
+        var settings = Settings(
+            file: [.workerThreads: "2", .amqpQueue: "from-file"],
+            environment: ["HERALD_WORKER_THREADS": "4"]
+        )
+        #expect(try settings.int(.workerThreads, default: 8) == 4)
+        #expect(settings.string(.amqpQueue) == "from-file")
+        settings.set(.workerThreads, flag: "16")
+        #expect(try settings.int(.workerThreads, default: 8) == 16)
+        settings.set(.workerThreads, flag: nil)
+        #expect(try settings.int(.workerThreads, default: 8) == 16)
+        #expect(try settings.int(.amqpPrefetch, default: 200) == 200)
+    }
+
+    @Test func invalidValueNamesKeyAndSource() {
+        let settings = Settings(file: [:], environment: ["HERALD_WORKER_THREADS": "many"])
+        #expect {
+            try settings.int(.workerThreads, default: 8, range: 1...512)
+        } throws: { error in
+            let error = error as? ConfigurationError
+            return error?.code == .invalidValue && error?.key == "worker.threads"
+                && error?.source == "HERALD_WORKER_THREADS" && error?.description.contains("'many'") == true
+        }
+    }
+
+    @Test func secretValuesAreNeverShown() {
+        let settings = Settings(file: [:], environment: ["HERALD_PROXY_PASSWORD": "hunter2"])
+        let error = #expect(throws: ConfigurationError.self) {
+            try settings.bool(.proxyPassword, default: false)
+        }
+        #expect(error?.description.contains("hunter2") == false)
+    }
+
+    @Test func missingRequiredKeyExplainsAllThreeWays() {
+        let settings = Settings(file: [:], environment: [:])
+        let error = #expect(throws: ConfigurationError.self) { try settings.require(.databaseURL) }
+        #expect(error?.code == .missing)
+        #expect(error?.description.contains("HERALD_DATABASE_URL") == true)
+        #expect(error?.description.contains("--url") == true)
+    }
+
+    @Test(arguments: [
+        ("250ms", Duration.milliseconds(250)), ("30s", .seconds(30)), ("5m", .seconds(300)),
+        ("2h", .seconds(7200)), ("1d", .seconds(86_400)), ("1.5", .milliseconds(1500)),
+    ])
+    func durations(text: String, expected: Duration) {
+        #expect(Settings.parseDuration(text) == expected)
+    }
+
+    @Test(arguments: ["", "abc", "-1s", "5x", "ms"])
+    func badDurations(text: String) {
+        #expect(Settings.parseDuration(text) == nil)
+    }
+
+    @Test func fileIsFlattenedAndCheckedAgainstTheRegistry() throws {
+        let values = try ConfigurationFile.parse(
+            """
+            amqp:
+              queue: orders
+              prefetch: 50
+            fcm:
+              service_account_path: [/a.json, /b.json]
+            """, path: "herald.yaml")
+        #expect(values[.amqpQueue] == "orders")
+        #expect(values[.amqpPrefetch] == "50")
+        #expect(values[.fcmServiceAccountPath] == "/a.json,/b.json")
+
+        let error = #expect(throws: ConfigurationError.self) {
+            try ConfigurationFile.parse("amqp:\n  qeue: orders\n", path: "herald.yaml")
+        }
+        #expect(error?.code == .unknownKey)
+        #expect(error?.key == "amqp.qeue")
+    }
+
+    @Test func everyKeyHasAUniqueEnvironmentName() {
+        let names = SettingKey.all.map(\.environmentName)
+        #expect(Set(names).count == names.count)
+        #expect(SettingKey.amqpQueue.environmentName == "HERALD_AMQP_QUEUE")
+        #expect(SettingKey.workerThreads.environmentName == "HERALD_WORKER_THREADS")
+    }
+}
