@@ -16,6 +16,10 @@ import Synchronization
 /// ``PostgresError/Code/connectionLost`` and is replaced on its next use, so after the server
 /// comes back new queries succeed. Statements are never retried automatically.
 ///
+/// Cancellation: cancelling a task stops its wait for a pooled connection
+/// (``PostgresError/Code/cancelled``) but does not interrupt a statement already sent; bound
+/// those with ``PostgresConfiguration/statementTimeout``.
+///
 /// Everything throws ``PostgresError`` (closure-taking methods also rethrow the closure's
 /// errors).
 public final class PostgresClient: PostgresQueryable, Sendable {

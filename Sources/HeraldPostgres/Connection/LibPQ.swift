@@ -88,44 +88,84 @@ enum LibPQ {
     }
 
     /// Copies every field of `result` into one buffer, then clears `result` (exactly once).
-    static func consume(_ result: OpaquePointer) -> PostgresQueryResult {
+    /// `cached` is the layout of an earlier result of the same prepared statement; it is
+    /// reused when names and types still match, saving the per-result column allocations.
+    static func consume(_ result: OpaquePointer, reusing cached: PostgresQueryResult.ColumnLayout? = nil) -> PostgresQueryResult {
         defer { PQclear(result) }
-        let rowCount = Int(PQntuples(result))
+        let affected = parseCount(PQcmdTuples(result))
         let columnCount = Int(PQnfields(result))
-        var columns: [PostgresColumn] = []
-        columns.reserveCapacity(columnCount)
-        for column in 0..<columnCount {
-            let name = PQfname(result, Int32(column)).map { String(cString: $0) } ?? "?column?"
-            columns.append(PostgresColumn(name: name, dataType: PostgresDataType(PQftype(result, Int32(column)))))
+        if columnCount == 0 { return PostgresQueryResult(storage: .empty, affectedRows: affected) }
+        let rowCount = Int(PQntuples(result))
+
+        let layout: PostgresQueryResult.ColumnLayout
+        if let cached, layoutMatches(cached, result, columnCount: columnCount) {
+            layout = cached
+        } else {
+            var columns: [PostgresColumn] = []
+            columns.reserveCapacity(columnCount)
+            for column in 0..<Int32(columnCount) {
+                let name = PQfname(result, column).map { String(cString: $0) } ?? "?column?"
+                columns.append(PostgresColumn(name: name, dataType: PostgresDataType(PQftype(result, column))))
+            }
+            layout = PostgresQueryResult.ColumnLayout(columns: columns)
         }
-        let fieldCount = rowCount * columnCount
-        var lengths = [Int32](repeating: -1, count: fieldCount)
-        var starts = [Int](repeating: 0, count: fieldCount)
+
         var total = 0
-        for row in 0..<rowCount {
-            for column in 0..<columnCount where PQgetisnull(result, Int32(row), Int32(column)) == 0 {
-                let length = PQgetlength(result, Int32(row), Int32(column))
-                lengths[row * columnCount + column] = length
-                total += Int(length)
+        for row in 0..<Int32(rowCount) {
+            for column in 0..<Int32(columnCount) {
+                total += Int(PQgetlength(result, row, column))
             }
         }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(total)
-        for row in 0..<rowCount {
-            for column in 0..<columnCount {
-                let field = row * columnCount + column
-                starts[field] = bytes.count
-                let length = Int(lengths[field])
-                if length > 0, let value = PQgetvalue(result, Int32(row), Int32(column)) {
-                    bytes.append(contentsOf: UnsafeRawBufferPointer(start: value, count: length))
+        var fields: [PostgresQueryResult.FieldSpan] = []
+        fields.reserveCapacity(rowCount * columnCount)
+        let bytes = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var offset = 0
+            for row in 0..<Int32(rowCount) {
+                for column in 0..<Int32(columnCount) {
+                    if PQgetisnull(result, row, column) != 0 {
+                        fields.append(.init(start: offset, length: -1))
+                        continue
+                    }
+                    let length = PQgetlength(result, row, column)
+                    if length > 0, let value = PQgetvalue(result, row, column) {
+                        memcpy(buffer.baseAddress! + offset, value, Int(length))
+                    }
+                    fields.append(.init(start: offset, length: length))
+                    offset += Int(length)
                 }
             }
+            initialized = offset
         }
-        let affected = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
-        let storage = PostgresQueryResult.Storage(
-            columns: columns, rowCount: rowCount, bytes: bytes, starts: starts, lengths: lengths
-        )
+        let storage = PostgresQueryResult.Storage(layout: layout, rowCount: rowCount, bytes: bytes, fields: fields)
         return PostgresQueryResult(storage: storage, affectedRows: affected)
+    }
+
+    private static func layoutMatches(
+        _ layout: PostgresQueryResult.ColumnLayout, _ result: OpaquePointer, columnCount: Int
+    ) -> Bool {
+        guard layout.columns.count == columnCount else { return false }
+        for (position, column) in layout.columns.enumerated() {
+            guard PQftype(result, Int32(position)) == column.dataType.rawValue,
+                let cName = PQfname(result, Int32(position))
+            else { return false }
+            var name = column.name
+            let equal = name.withUTF8 { utf8 in
+                strlen(cName) == utf8.count && (utf8.isEmpty || memcmp(cName, utf8.baseAddress!, utf8.count) == 0)
+            }
+            if !equal { return false }
+        }
+        return true
+    }
+
+    /// The decimal count of `PQcmdTuples`, without building a `String`; 0 when empty.
+    private static func parseCount(_ text: UnsafeMutablePointer<CChar>?) -> Int {
+        guard var pointer = text.map({ UnsafePointer($0) }) else { return 0 }
+        var value = 0
+        while pointer.pointee >= 0x30, pointer.pointee <= 0x39 {
+            value = value &* 10 &+ Int(pointer.pointee - 0x30)
+            pointer += 1
+        }
+        return value
     }
 
     private static func trimmed(_ pointer: UnsafeMutablePointer<CChar>?) -> String? {

@@ -20,15 +20,18 @@ extension LibPQSession {
         guard !parameterSets.isEmpty else { return [] }
         let buffers = try parameterSets.map { (values) throws(PostgresError) in try ParameterBuffer(values) }
         let connection = try connected()
+        // Prepare once per distinct parameter-type list (usually one), before entering
+        // pipeline mode, where synchronous calls are not allowed.
         var names: [String] = []
         names.reserveCapacity(buffers.count)
-        var byTypes: [[UInt32]: String] = [:]
+        var prepared: [(types: [UInt32], name: String)] = []
         for buffer in buffers {
-            if let name = byTypes[buffer.types] {
-                names.append(name)
+            if let known = prepared.last(where: { buffer.hasTypes($0.types) }) {
+                names.append(known.name)
             } else {
-                let name = try prepared(StatementKey(sql: sql, types: buffer.types), on: connection)
-                byTypes[buffer.types] = name
+                let types = buffer.types
+                let name = try self.prepared(StatementKey(sql: sql, types: types), on: connection)
+                prepared.append((types, name))
                 names.append(name)
             }
         }
@@ -106,7 +109,7 @@ extension LibPQSession {
                     PQclear(result)
                     finished = true
                 case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-                    results.append(LibPQ.consume(result))
+                    results.append(consume(result, statement: names[results.count]))
                 case PGRES_PIPELINE_ABORTED:
                     PQclear(result)
                     results.append(.empty)

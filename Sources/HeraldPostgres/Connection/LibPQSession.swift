@@ -29,6 +29,8 @@ final class LibPQSession {
     private var statements: [StatementKey: String] = [:]
     private var statementOrder: [StatementKey] = []
     private var statementCounter = 0
+    /// Result column layouts by statement name, shared by that statement's results.
+    private var layouts: [String: PostgresQueryResult.ColumnLayout] = [:]
 
     private var consecutiveFailures = 0
     private var retryNotBefore: ContinuousClock.Instant?
@@ -73,6 +75,7 @@ final class LibPQSession {
         }
         statements.removeAll()
         statementOrder.removeAll()
+        layouts.removeAll()
     }
 
     // MARK: Connecting
@@ -213,7 +216,16 @@ final class LibPQSession {
             PQexecPrepared(connection, name, parameters.count, values, lengths, formats, 0)
         }
         let result = try LibPQ.check(raw, connection: connection, call: "PQexecPrepared", query: sql)
-        return LibPQ.consume(result)
+        return consume(result, statement: name)
+    }
+
+    /// Copies `result` out (reusing the statement's column layout) and clears it.
+    func consume(_ result: OpaquePointer, statement name: String) -> PostgresQueryResult {
+        let cached = layouts[name]
+        let consumed = LibPQ.consume(result, reusing: cached)
+        let layout = consumed.storage.layout
+        if layout !== cached, !layout.columns.isEmpty { layouts[name] = layout }
+        return consumed
     }
 
     /// The cached statement name for `key`, preparing it first when needed.
@@ -236,6 +248,7 @@ final class LibPQSession {
     private func forget(_ key: StatementKey, on connection: OpaquePointer) {
         guard let name = statements.removeValue(forKey: key) else { return }
         statementOrder.removeAll { $0 == key }
+        layouts[name] = nil
         // Our own generated name: nothing to escape. Failure (e.g. inside an aborted
         // transaction) only leaves an unused statement on the server.
         if PQtransactionStatus(connection) != PQTRANS_INERROR {

@@ -1,29 +1,18 @@
 /// Statement parameters laid out the way libpq's `paramValues`/`paramLengths`/`paramFormats`
-/// arrays want them, in one owned buffer that outlives the call.
+/// arrays want them: the bytes in one owned buffer, the three arrays built on the stack for
+/// the duration of the call only.
 ///
 /// Text values get a NUL terminator (libpq ignores lengths for text); one containing a NUL
 /// byte is refused here rather than silently truncated.
 struct ParameterBuffer {
+    let values: [PostgresValue]
     private var buffer: [UInt8] = []
-    private var offsets: [Int] = []
-    private(set) var lengths: [Int32] = []
-    private(set) var formats: [Int32] = []
-    private(set) var types: [UInt32] = []
 
     init(_ values: [PostgresValue]) throws(PostgresError) {
-        offsets.reserveCapacity(values.count)
-        lengths.reserveCapacity(values.count)
-        formats.reserveCapacity(values.count)
-        types.reserveCapacity(values.count)
-        buffer.reserveCapacity(values.reduce(1) { $0 + ($1.bytes?.count ?? 0) + 1 })
+        self.values = values
+        var size = 1
         for (index, value) in values.enumerated() {
-            types.append(value.dataType.rawValue)
-            formats.append(value.format.rawValue)
-            guard let bytes = value.bytes else {
-                offsets.append(-1)
-                lengths.append(0)
-                continue
-            }
+            guard let bytes = value.bytes else { continue }
             guard bytes.count <= Int32.max else {
                 throw PostgresError(code: .invalidParameter, message: "parameter $\(index + 1) is larger than 2 GiB")
             }
@@ -33,8 +22,11 @@ struct ParameterBuffer {
                     message: "parameter $\(index + 1) contains a NUL character, which PostgreSQL text cannot hold"
                 )
             }
-            offsets.append(buffer.count)
-            lengths.append(Int32(bytes.count))
+            size += bytes.count + (value.format == .text ? 1 : 0)
+        }
+        buffer.reserveCapacity(size)
+        for value in values {
+            guard let bytes = value.bytes else { continue }
             buffer.append(contentsOf: bytes)
             if value.format == .text { buffer.append(0) }
         }
@@ -43,7 +35,15 @@ struct ParameterBuffer {
         buffer.append(0)
     }
 
-    var count: Int32 { Int32(offsets.count) }
+    var count: Int32 { Int32(values.count) }
+
+    /// The parameter type OIDs, the prepared-statement cache key.
+    var types: [UInt32] { values.map(\.dataType.rawValue) }
+
+    /// Whether the parameter types equal `types` (without allocating).
+    func hasTypes(_ types: [UInt32]) -> Bool {
+        types.count == values.count && zip(types, values).allSatisfy { $0 == $1.dataType.rawValue }
+    }
 
     /// Calls `body` with the C arrays; the pointers are valid only during the call.
     func withUnsafeParameters<R>(
@@ -52,15 +52,28 @@ struct ParameterBuffer {
             _ formats: UnsafePointer<Int32>?
         ) throws(PostgresError) -> R
     ) throws(PostgresError) -> R {
+        let count = values.count
         let result: Result<R, PostgresError> = buffer.withUnsafeBytes { raw in
             let base = raw.baseAddress!.assumingMemoryBound(to: CChar.self)
-            let pointers: [UnsafePointer<CChar>?] = offsets.map { $0 < 0 ? nil : base + $0 }
-            return pointers.withUnsafeBufferPointer { values in
-                lengths.withUnsafeBufferPointer { lengths in
-                    formats.withUnsafeBufferPointer { formats in
-                        Result { () throws(PostgresError) -> R in
-                            try body(values.baseAddress, lengths.baseAddress, formats.baseAddress)
+            return withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: count) { pointers in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: count * 2) { numbers in
+                    var offset = 0
+                    for (index, value) in values.enumerated() {
+                        numbers[count + index] = value.format.rawValue
+                        if let bytes = value.bytes {
+                            pointers[index] = UnsafePointer(base + offset)
+                            numbers[index] = Int32(bytes.count)
+                            offset += bytes.count + (value.format == .text ? 1 : 0)
+                        } else {
+                            pointers[index] = nil
+                            numbers[index] = 0
                         }
+                    }
+                    return Result { () throws(PostgresError) -> R in
+                        try body(
+                            UnsafePointer(pointers.baseAddress), UnsafePointer(numbers.baseAddress),
+                            numbers.baseAddress.map { UnsafePointer($0 + count) }
+                        )
                     }
                 }
             }

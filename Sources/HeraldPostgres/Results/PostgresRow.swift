@@ -7,11 +7,11 @@ public struct PostgresRow: Sendable {
     let storage: PostgresQueryResult.Storage
     let row: Int
 
-    public var columns: [PostgresColumn] { storage.columns }
+    public var columns: [PostgresColumn] { storage.layout.columns }
 
     /// Decodes the first column named `column`.
     public func decode<T: PostgresDecodable>(_ type: T.Type = T.self, column: String) throws(PostgresError) -> T {
-        guard let index = storage.columnIndex[column] else {
+        guard let index = storage.layout.position(of: column) else {
             var error = PostgresError(code: .decodingFailed, message: "no column named \"\(column)\" in the result")
             error.column = column
             throw error
@@ -35,18 +35,17 @@ public struct PostgresRow: Sendable {
 
     /// The raw field at `index`, for custom decoding.
     public func cell(at index: Int) throws(PostgresError) -> PostgresCell {
-        let columns = storage.columns
+        let columns = storage.layout.columns
         guard index >= 0, index < columns.count else {
             var error = PostgresError(code: .decodingFailed, message: "column index \(index) out of range 0..<\(columns.count)")
             error.column = "#\(index)"
             throw error
         }
-        let field = row * columns.count + index
-        let length = storage.lengths[field]
-        let start = storage.starts[field]
-        let bytes = length < 0 ? storage.bytes[start..<start] : storage.bytes[start..<(start + Int(length))]
+        let field = storage.fields[row * columns.count + index]
+        let end = field.start + max(0, Int(field.length))
+        let bytes = storage.bytes[field.start..<end]
         return PostgresCell(
-            bytes: bytes, isNull: length < 0, dataType: columns[index].dataType,
+            bytes: bytes, isNull: field.length < 0, dataType: columns[index].dataType,
             columnName: columns[index].name, columnIndex: index
         )
     }
