@@ -66,6 +66,18 @@ struct BatchTests {
         }
     }
 
+    /// Large parameters and large results at once: the pipeline must keep reading while it
+    /// writes, or both sides block on full socket buffers.
+    @Test func largeBatchDoesNotDeadlock() async throws {
+        try await TestDatabase.with(poolSize: 1) { client, _ in
+            let chunk = String(repeating: "x", count: 64 * 1024)
+            let sets: [[any PostgresBindable]] = (0..<300).map { [chunk + String($0), 2] }
+            let results = try await client.queryBatch("SELECT repeat($1, $2::int) AS v", sets)
+            #expect(results.count == 300)
+            #expect(try results[299].first?.decode(String.self, column: "v") == String(repeating: chunk + "299", count: 2))
+        }
+    }
+
     @Test func batchInsideATransactionRollsBackWithIt() async throws {
         try await TestDatabase.with(poolSize: 1) { client, _ in
             struct Abort: Error {}

@@ -1,14 +1,20 @@
-import Dispatch
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Starts the dedicated OS threads of HeraldPostgres, named `herald-pg-<n>` (visible in
 /// `top -H`, debuggers, and to tests that check no libpq call runs on the cooperative pool).
 ///
-/// Why the gate: on Linux, Foundation applies a thread name only when set from outside after
-/// `start()` (set before, it is dropped; set from inside right away, it races with
-/// `pthread_create` and is sometimes lost). The body waits until the name is applied. Linux
-/// keeps at most 15 bytes of a name, hence the short form.
+/// Why not `Thread.name`: on Linux, Foundation applies it to the OS thread only sometimes (set
+/// before `start()` it is dropped; set after, it races with thread creation). So the thread
+/// names itself first thing, through `/proc/thread-self/comm` (glibc's
+/// `pthread_setname_np` is not visible to Swift). Linux keeps at most 15 bytes of a name,
+/// hence the short form.
 enum NamedThread {
     private static let counter = Mutex(0)
 
@@ -20,14 +26,23 @@ enum NamedThread {
             return counter
         }
         let name = "herald-pg-\(number)"
-        let gate = DispatchSemaphore(value: 0)
         let thread = Thread {
-            gate.wait()
+            nameCurrentThread(name)
             body()
         }
         thread.start()
-        thread.name = name
-        gate.signal()
         return name
+    }
+
+    private static func nameCurrentThread(_ name: String) {
+        #if os(Linux)
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        var bytes = Array(name.utf8.prefix(15))
+        _ = write(descriptor, &bytes, bytes.count)
+        #else
+        Thread.current.name = name
+        #endif
     }
 }
