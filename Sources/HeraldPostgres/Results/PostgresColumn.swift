@@ -1,0 +1,10 @@
+/// A result column: its name and PostgreSQL type.
+public struct PostgresColumn: Sendable, Hashable {
+    public let name: String
+    public let dataType: PostgresDataType
+
+    public init(name: String, dataType: PostgresDataType) {
+        self.name = name
+        self.dataType = dataType
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import HeraldPostgres
+import HeraldTesting
+import Testing
+
+/// A fresh database per test: created from the test server's URL, dropped (WITH FORCE)
+/// afterwards whatever happens. Integration tests never skip: an unreachable server fails the
+/// test with the URL it tried.
+struct TestDatabase: Sendable {
+    let name: String
+    /// Points at the fresh database.
+    let configuration: PostgresConfiguration
+    /// A client on the fresh database for test bookkeeping (terminating backends, checks).
+    let admin: PostgresClient
+    /// A client on the server's test database (outside the fresh one), e.g. to refuse
+    /// connections to the fresh database.
+    let server: PostgresClient
+
+    static var serverURL: String { TestEnvironment.databaseURL }
+
+    static func serverConfiguration() throws -> PostgresConfiguration {
+        var configuration = try PostgresConfiguration(url: serverURL)
+        configuration.applicationName = "herald-tests"
+        configuration.statementTimeout = .seconds(60)
+        configuration.poolSize = 1
+        return configuration
+    }
+
+    /// Creates a database, runs `body` with a client on it, then drops it.
+    static func with<T>(
+        poolSize: Int = 4,
+        configure: (inout PostgresConfiguration) -> Void = { _ in },
+        _ body: (PostgresClient, TestDatabase) async throws -> T
+    ) async throws -> T {
+        let server = try PostgresClient(configuration: try serverConfiguration())
+        let name = "herald_t_" + String(UInt64.random(in: .min ... .max), radix: 16)
+        do {
+            try await server.withConnection { connection in
+                // The name is generated here from hex digits: nothing to escape.
+                try await connection.executeScript("CREATE DATABASE \(name)")
+            }
+        } catch {
+            await server.close()
+            Issue.record("PostgreSQL at \(serverURL) is unreachable or refused CREATE DATABASE: \(error)")
+            throw error
+        }
+
+        var configuration = try serverConfiguration()
+        configuration.database = name
+        configuration.poolSize = poolSize
+        configure(&configuration)
+        var adminConfiguration = try serverConfiguration()
+        adminConfiguration.database = name
+        adminConfiguration.applicationName = "herald-tests-admin"
+
+        let result: Result<T, any Error>
+        let client = try PostgresClient(configuration: configuration)
+        let admin = try PostgresClient(configuration: adminConfiguration)
+        do {
+            result = .success(try await body(client, TestDatabase(name: name, configuration: configuration, admin: admin, server: server)))
+        } catch {
+            result = .failure(error)
+        }
+        await client.close()
+        await admin.close()
+        do {
+            try await server.withConnection { connection in
+                try await connection.executeScript("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            }
+        } catch {
+            Issue.record("could not drop test database \(name): \(error)")
+        }
+        await server.close()
+        return try result.get()
+    }
+
+    /// Server process ids of client backends on this database other than the admin's.
+    /// Asked through ``server``, so it works while the database refuses connections.
+    func backendPIDs(applicationName: String? = nil) async throws -> [Int32] {
+        let rows = try await server.query(
+            """
+            SELECT pid FROM pg_stat_activity
+            WHERE datname = $1 AND backend_type = 'client backend'
+              AND application_name <> 'herald-tests-admin'
+              AND ($2::text IS NULL OR application_name = $2)
+            ORDER BY pid
+            """,
+            [name, applicationName]
+        )
+        return try rows.map { (row) throws(PostgresError) in try row.decode(Int32.self, at: 0) }
+    }
+
+    /// Terminates a backend and waits (bounded) until it is gone.
+    func terminate(_ pid: Int32) async throws {
+        let terminated = try await server.query("SELECT pg_terminate_backend($1)", [pid])
+        #expect(try terminated.first?.decode(Bool.self, at: 0) == true, "pg_terminate_backend(\(pid))")
+        try await waitUntil("backend \(pid) gone", timeout: .seconds(10)) {
+            let rows = try await server.query("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", [pid])
+            return try rows.first?.decode(Int.self, at: 0) == 0
+        }
+    }
+}
+
+struct TimeoutError: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Polls `condition` every 20 ms until it holds or `timeout` passes (then throws).
+func waitUntil(
+    _ what: String, timeout: Duration, _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if try await condition() { return }
+        if ContinuousClock.now >= deadline { throw TimeoutError(what: what) }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
