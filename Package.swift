@@ -96,6 +96,7 @@ let package = Package(
         .target(
             name: "HeraldTesting",
             dependencies: [
+                "HeraldPostgres",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,5 @@
 import HeraldPostgres
+import HeraldTesting
 import Testing
 
 @Suite("Pipelined batches")

@@ -1,4 +1,5 @@
 import HeraldPostgres
+import HeraldTesting
 import Testing
 
 /// What callers see when a connection breaks. Documented behaviour: the statement in flight

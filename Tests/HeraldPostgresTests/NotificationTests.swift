@@ -1,4 +1,5 @@
 import HeraldPostgres
+import HeraldTesting
 import Testing
 
 /// Collects a listener's events on a background task so tests can wait with a timeout.

@@ -1,5 +1,6 @@
 import Foundation
 @testable import HeraldPostgres
+import HeraldTesting
 import Testing
 
 /// The name of the thread running the caller (a plain function: `Thread.current` is not

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldPostgres
+import HeraldTesting
 import Testing
 
 @Suite("Parameters and decoding against PostgreSQL")

@@ -1,24 +1,23 @@
 import Foundation
 import HeraldPostgres
 import HeraldTesting
-import Testing
 
 /// A fresh database per test: created from the test server's URL, dropped (WITH FORCE)
 /// afterwards whatever happens. Integration tests never skip: an unreachable server fails the
 /// test with the URL it tried.
-struct TestDatabase: Sendable {
-    let name: String
+public struct TestDatabase: Sendable {
+    public let name: String
     /// Points at the fresh database.
-    let configuration: PostgresConfiguration
+    public let configuration: PostgresConfiguration
     /// A client on the fresh database for test bookkeeping (terminating backends, checks).
-    let admin: PostgresClient
+    public let admin: PostgresClient
     /// A client on the server's test database (outside the fresh one), e.g. to refuse
     /// connections to the fresh database.
-    let server: PostgresClient
+    public let server: PostgresClient
 
-    static var serverURL: String { TestEnvironment.databaseURL }
+    public static var serverURL: String { TestEnvironment.databaseURL }
 
-    static func serverConfiguration() throws -> PostgresConfiguration {
+    public static func serverConfiguration() throws -> PostgresConfiguration {
         var configuration = try PostgresConfiguration(url: serverURL)
         configuration.applicationName = "herald-tests"
         configuration.statementTimeout = .seconds(60)
@@ -27,7 +26,7 @@ struct TestDatabase: Sendable {
     }
 
     /// Creates a database, runs `body` with a client on it, then drops it.
-    static func with<T>(
+    public static func with<T>(
         poolSize: Int = 4,
         configure: (inout PostgresConfiguration) -> Void = { _ in },
         _ body: (PostgresClient, TestDatabase) async throws -> T
@@ -41,8 +40,7 @@ struct TestDatabase: Sendable {
             }
         } catch {
             await server.close()
-            Issue.record("PostgreSQL at \(serverURL) is unreachable or refused CREATE DATABASE: \(error)")
-            throw error
+            throw TestEnvironmentError("PostgreSQL at \(serverURL) is unreachable or refused CREATE DATABASE: \(error)")
         }
 
         var configuration = try serverConfiguration()
@@ -53,7 +51,7 @@ struct TestDatabase: Sendable {
         adminConfiguration.database = name
         adminConfiguration.applicationName = "herald-tests-admin"
 
-        let result: Result<T, any Error>
+        var result: Result<T, any Error>
         let client = try PostgresClient(configuration: configuration)
         let admin = try PostgresClient(configuration: adminConfiguration)
         do {
@@ -68,7 +66,7 @@ struct TestDatabase: Sendable {
                 try await connection.executeScript("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
             }
         } catch {
-            Issue.record("could not drop test database \(name): \(error)")
+            if case .success = result { result = .failure(TestEnvironmentError("could not drop test database \(name): \(error)")) }
         }
         await server.close()
         return try result.get()
@@ -76,7 +74,7 @@ struct TestDatabase: Sendable {
 
     /// Server process ids of client backends on this database other than the admin's.
     /// Asked through ``server``, so it works while the database refuses connections.
-    func backendPIDs(applicationName: String? = nil) async throws -> [Int32] {
+    public func backendPIDs(applicationName: String? = nil) async throws -> [Int32] {
         let rows = try await server.query(
             """
             SELECT pid FROM pg_stat_activity
@@ -91,9 +89,11 @@ struct TestDatabase: Sendable {
     }
 
     /// Terminates a backend and waits (bounded) until it is gone.
-    func terminate(_ pid: Int32) async throws {
+    public func terminate(_ pid: Int32) async throws {
         let terminated = try await server.query("SELECT pg_terminate_backend($1)", [pid])
-        #expect(try terminated.first?.decode(Bool.self, at: 0) == true, "pg_terminate_backend(\(pid))")
+        guard try terminated.first?.decode(Bool.self, at: 0) == true else {
+            throw TestEnvironmentError("pg_terminate_backend(\(pid)) found no such backend")
+        }
         try await waitUntil("backend \(pid) gone", timeout: .seconds(10)) {
             let rows = try await server.query("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", [pid])
             return try rows.first?.decode(Int.self, at: 0) == 0
@@ -101,19 +101,3 @@ struct TestDatabase: Sendable {
     }
 }
 
-struct TimeoutError: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-/// Polls `condition` every 20 ms until it holds or `timeout` passes (then throws).
-func waitUntil(
-    _ what: String, timeout: Duration, _ condition: () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if try await condition() { return }
-        if ContinuousClock.now >= deadline { throw TimeoutError(what: what) }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
