@@ -12,8 +12,10 @@
 ///
 /// Graceful shutdown: call ``cancel()``, keep iterating until the sequence ends, settle what you
 /// hold (acks still go out: the channel stays open until every delivery is settled), then close
-/// the connection. If you stop iterating instead (the task is cancelled or the sequence dropped),
-/// the consumer is cancelled and its channel closed: every unsettled delivery returns to the queue.
+/// the connection. If the iterating task is cancelled, or the consumer is released, the consumer
+/// is cancelled and its channel closed: every unsettled delivery returns to the queue. Merely
+/// leaving a `for` loop early does neither: the consumer keeps running (up to `prefetch`
+/// deliveries wait in its buffer) until you call ``cancel()``.
 ///
 /// Thread rules: the settle calls may be made from any task; they return at once and are sent by
 /// the connection thread, neighbouring acks coalesced into one `basic.ack(multiple: true)`.

@@ -25,7 +25,7 @@ extension ConnectionDriver {
             let status = publish(item.message, on: channel.number, connection: connection)
             arena.reset()
             if status < 0 {
-                let error = RabbitCall.statusError(status, call: "amqp_basic_publish", subject: item.message.exchange)
+                let error = RabbitCall.statusError(status, call: "amqp_basic_publish", subject: "exchange '\(item.message.exchange)'")
                 item.sink.complete(error)
                 markFatal(error)
                 return sent

@@ -285,8 +285,9 @@ final class ConnectionDriver {
             call: "AMQPConnection.close",
             message: "the connection was closed before the broker confirmed the publish"
         )
-        confirms.failAll(closed)
-        for item in outbox.removeAll() { item.sink.complete(closed) }
+        var unconfirmed = confirms
+        confirms = PublishTracker()
+        let unsent = outbox.removeAll()
         if let connection {
             let reply = amqp_connection_close(connection, AMQP_REPLY_SUCCESS)
             if case .ok = RabbitCall.classify(reply, call: "amqp_connection_close") {
@@ -297,6 +298,8 @@ final class ConnectionDriver {
         }
         destroyConnection()
         core.markClosed(nil)
+        unconfirmed.failAll(closed)
+        for item in unsent { item.sink.complete(closed) }
     }
 
     private func terminate(with error: AMQPError) {
@@ -304,11 +307,13 @@ final class ConnectionDriver {
             "AMQP connection lost",
             metadata: ["amqp.url": "\(configuration.redactedURL)", "error": "\(error)"]
         )
+        // Closed first, so that whoever sees the failure below also sees `isOpen == false` and has
+        // new calls refused.
+        destroyConnection()
+        core.markClosed(error)
         for channel in consumerChannels.values { channel.consumer?.finish(throwing: error) }
         confirms.failAll(error)
         for item in outbox.removeAll() { item.sink.complete(error) }
-        destroyConnection()
-        core.markClosed(error)
     }
 
     /// Frees the librabbitmq connection (and its socket); safe to call more than once.
