@@ -86,6 +86,15 @@ public final class TCPProxy: Sendable {
         }
     }
 
+    /// Stops forwarding on every proxied connection without closing it: both peers see a
+    /// silent link, as with a dropped route, and must notice through their own heartbeats.
+    public func pauseAll() async {
+        let channels = registry.channels.withLock { Array($0.values) }
+        for channel in channels {
+            try? await channel.setOption(.autoRead, value: false).get()
+        }
+    }
+
     /// Stops listening and cuts every connection.
     public func shutdown() async throws {
         await severAll()

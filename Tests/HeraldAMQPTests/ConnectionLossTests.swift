@@ -169,6 +169,29 @@ struct ConnectionLossTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func heartbeatsKeepAnIdleConnectionAliveAndDetectASilentPeer() async throws {
+        let broker = try AMQPTestSupport.brokerAddress()
+        let proxy = try await TCPProxy.start(targetHost: broker.host, targetPort: broker.port)
+        var configuration = try proxiedConfiguration(proxy, name: "heartbeat")
+        configuration.heartbeat = .seconds(1)
+        let connection = try await AMQPConnection.connect(configuration)
+
+        // Idle for several heartbeat intervals: the thread keeps heartbeats going.
+        try await Task.sleep(for: .milliseconds(3_500))
+        #expect(connection.isOpen)
+        let scratch = try await connection.declareQueue(AMQPQueue(name: "", durable: false, exclusive: true, autoDelete: true))
+        #expect(scratch.name.hasPrefix("amq.gen-"))
+
+        // A silent link (nothing forwarded, nothing closed) is noticed by the missed heartbeats.
+        let paused = ContinuousClock.now
+        await proxy.pauseAll()
+        let error = try await withTimeout(.seconds(15), "the silent peer to be noticed") { await connection.waitUntilClosed() }
+        #expect(error?.code == .connectionLost)
+        #expect(ContinuousClock.now - paused < .seconds(6))
+        try await proxy.shutdown()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func closeIsGracefulAndIdempotent() async throws {
         let queue = AMQPTestSupport.uniqueQueue("close")
         try await withCleanup(queues: [queue]) {

@@ -131,4 +131,41 @@ struct DeadLetterTests {
             await connection.close()
         }
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func oversizedNamesAreRefusedWithoutHarmingTheConnection() async throws {
+        let queue = AMQPTestSupport.uniqueQueue("limits")
+        let connection = try await AMQPTestSupport.connect(name: "limits-test")
+        try await withCleanup(queues: [queue]) {
+            try await connection.declareQueue(AMQPQueue(name: queue))
+            let long = String(repeating: "k", count: 300)
+            let attempts: [(String, @Sendable () async throws -> Void)] = [
+                ("routing key", { try await connection.publish(Data("x".utf8), routingKey: long) }),
+                ("header key", {
+                    try await connection.publish(
+                        Data("x".utf8),
+                        routingKey: queue,
+                        properties: AMQPProperties(headers: [String(repeating: "h", count: 200): true])
+                    )
+                }),
+                ("message id", {
+                    try await connection.publish(Data("x".utf8), routingKey: queue, properties: AMQPProperties(messageID: long))
+                }),
+                ("queue name", { try await connection.declareQueue(AMQPQueue(name: long)) }),
+                ("consume", { _ = try await connection.consume(queue: long) }),
+            ]
+            for (what, attempt) in attempts {
+                do {
+                    try await attempt()
+                    Issue.record("an oversized \(what) must be refused")
+                } catch {
+                    #expect(asAMQPError(error)?.code == .invalidArgument, "\(what)")
+                }
+            }
+            #expect(connection.isOpen)
+            try await connection.publish(Data("fine".utf8), routingKey: queue)
+            #expect(try await connection.queueState(queue).messageCount == 1)
+            await connection.close()
+        }
+    }
 }

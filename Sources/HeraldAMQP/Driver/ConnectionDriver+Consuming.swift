@@ -18,6 +18,9 @@ extension ConnectionDriver {
         arguments: AMQPTable,
         continuation: AsyncThrowingStream<AMQPDelivery, any Error>.Continuation
     ) throws(AMQPError) -> StartedConsumer {
+        try WireLimits.checkShortString(queue, "the queue name", call: "basic.consume")
+        try WireLimits.checkShortString(tag, "the consumer tag", call: "basic.consume")
+        try WireLimits.checkTable(arguments, "the arguments", call: "basic.consume")
         let channel = try openChannel(role: .opening)
         do {
             _ = try rpc("amqp_basic_qos", on: channel, subject: queue) {

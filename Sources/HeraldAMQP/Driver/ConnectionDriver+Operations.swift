@@ -4,6 +4,9 @@ import Logging
 /// Synchronous operations on the control channel: topology, queue utilities, `basic.get`.
 extension ConnectionDriver {
     func declareExchange(_ exchange: AMQPExchange, passive: Bool = false) throws(AMQPError) -> AMQPTopologyWarning? {
+        try WireLimits.checkShortString(exchange.name, "the exchange name", call: "exchange.declare")
+        try WireLimits.checkShortString(exchange.type.rawValue, "the exchange type", call: "exchange.declare")
+        try WireLimits.checkTable(exchange.arguments, "the arguments", call: "exchange.declare")
         let channel = try controlChannel()
         let name = arena.bytes(exchange.name)
         let type = arena.bytes(exchange.type.rawValue)
@@ -48,6 +51,8 @@ extension ConnectionDriver {
 
     /// `queue.declare`; passive only checks that the queue exists and reads its counts.
     func queueDeclare(_ queue: AMQPQueue, passive: Bool) throws(AMQPError) -> AMQPQueueState {
+        try WireLimits.checkShortString(queue.name, "the queue name", call: "queue.declare")
+        try WireLimits.checkTable(queue.declarationArguments, "the arguments", call: "queue.declare")
         let channel = try controlChannel()
         let name = arena.bytes(queue.name)
         let arguments = passive ? amqp_table_t(num_entries: 0, entries: nil) : FieldTableCodec.encode(queue.declarationArguments, in: arena)
@@ -71,6 +76,7 @@ extension ConnectionDriver {
     }
 
     func bindQueue(_ binding: AMQPBinding) throws(AMQPError) {
+        try Self.check(binding, call: "queue.bind")
         let channel = try controlChannel()
         let queue = arena.bytes(binding.queue)
         let exchange = arena.bytes(binding.exchange)
@@ -82,6 +88,7 @@ extension ConnectionDriver {
     }
 
     func unbindQueue(_ binding: AMQPBinding) throws(AMQPError) {
+        try Self.check(binding, call: "queue.unbind")
         let channel = try controlChannel()
         let queue = arena.bytes(binding.queue)
         let exchange = arena.bytes(binding.exchange)
@@ -93,6 +100,7 @@ extension ConnectionDriver {
     }
 
     func purgeQueue(_ name: String) throws(AMQPError) -> UInt32 {
+        try WireLimits.checkShortString(name, "the queue name", call: "queue.purge")
         let channel = try controlChannel()
         let queue = arena.bytes(name)
         let purgeOK = try rpc("amqp_queue_purge", on: channel, subject: "queue '\(name)'") {
@@ -102,6 +110,7 @@ extension ConnectionDriver {
     }
 
     func deleteQueue(_ name: String, ifUnused: Bool, ifEmpty: Bool) throws(AMQPError) -> UInt32 {
+        try WireLimits.checkShortString(name, "the queue name", call: "queue.delete")
         let channel = try controlChannel()
         let queue = arena.bytes(name)
         let deleteOK = try rpc("amqp_queue_delete", on: channel, subject: "queue '\(name)'") {
@@ -111,6 +120,7 @@ extension ConnectionDriver {
     }
 
     func deleteExchange(_ name: String, ifUnused: Bool) throws(AMQPError) {
+        try WireLimits.checkShortString(name, "the exchange name", call: "exchange.delete")
         let channel = try controlChannel()
         let exchange = arena.bytes(name)
         _ = try rpc("amqp_exchange_delete", on: channel, subject: "exchange '\(name)'") {
@@ -121,6 +131,7 @@ extension ConnectionDriver {
     /// `basic.get`: one message or nil when the queue is empty. Unless `autoAck`, the delivery is
     /// outstanding on the control channel until settled.
     func get(queue name: String, autoAck: Bool) throws(AMQPError) -> AMQPDelivery? {
+        try WireLimits.checkShortString(name, "the queue name", call: "basic.get")
         let channel = try controlChannel()
         let connection = try liveConnection()
         let subject = "queue '\(name)'"
@@ -150,5 +161,12 @@ extension ConnectionDriver {
         case let outcome:
             throw fail(outcome, channel: channel)
         }
+    }
+
+    private static func check(_ binding: AMQPBinding, call: String) throws(AMQPError) {
+        try WireLimits.checkShortString(binding.queue, "the queue name", call: call)
+        try WireLimits.checkShortString(binding.exchange, "the exchange name", call: call)
+        try WireLimits.checkShortString(binding.routingKey, "the routing key", call: call)
+        try WireLimits.checkTable(binding.arguments, "the arguments", call: call)
     }
 }

@@ -22,6 +22,12 @@ extension ConnectionDriver {
         guard let connection else { return 0 }
         var sent = 0
         while sent < budget, confirms.outstanding < window, let item = outbox.popFirst() {
+            do throws(AMQPError) {
+                try WireLimits.check(item.message, frameMax: frameMax)
+            } catch {
+                item.sink.complete(error)
+                continue
+            }
             let status = publish(item.message, on: channel.number, connection: connection)
             arena.reset()
             if status < 0 {

@@ -41,6 +41,8 @@ final class ConnectionDriver {
     var nextSession: UInt64 = 1
     var nextChannelNumber: UInt16 = 1
     var channelMax: UInt16 = 2_047
+    /// The negotiated frame size limit.
+    var frameMax = 131_072
 
     var outbox = FIFO<OutboundPublish>()
     var confirms = PublishTracker()
@@ -169,6 +171,7 @@ final class ConnectionDriver {
             }
             throw error
         }
+        frameMax = Int(amqp_get_frame_max(connection))
         let negotiated = amqp_get_channel_max(connection)
         channelMax = negotiated > 0 ? UInt16(clamping: negotiated) : UInt16.max
         logger.debug(
