@@ -229,7 +229,7 @@ struct ConnectionLossTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func connectingToANonListeningPortFailsFast() async throws {
+    func connectFailuresAreTyped() async throws {
         var unreachable = try AMQPTestSupport.configuration()
         unreachable.port = 1  // nothing listens there
         let closedPort = unreachable
@@ -250,6 +250,17 @@ struct ConnectionLossTests {
             let error = try #require(asAMQPError(error))
             #expect(error.code == .authenticationFailed)
             #expect(!error.description.contains("definitely-wrong"))
+        }
+        // TLS against the plain AMQP port: the handshake fails, as a typed error.
+        var tls = try AMQPTestSupport.configuration()
+        tls.tls = AMQPTLSConfiguration(verifyPeer: false, verifyHostname: false)
+        let plainPortOverTLS = tls
+        do {
+            _ = try await withTimeout(.seconds(15), "the failed TLS handshake") { try await AMQPConnection.connect(plainPortOverTLS) }
+            Issue.record("TLS to a plain port must fail")
+        } catch {
+            let error = try #require(asAMQPError(error))
+            #expect([.tlsFailed, .connectionFailed, .timeout].contains(error.code), "\(error)")
         }
     }
 }

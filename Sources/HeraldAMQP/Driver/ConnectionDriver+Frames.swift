@@ -5,25 +5,24 @@ import Logging
 
 /// Reading and dispatching the frames the broker sends without being asked.
 extension ConnectionDriver {
-    /// Reads up to `budget` frames without blocking. `drained` is true when nothing more was
-    /// buffered, queued or waiting on the socket.
-    func readFrames(budget: Int) -> (count: Int, drained: Bool) {
-        guard let connection else { return (0, false) }
+    /// Reads up to `budget` frames without blocking; returns how many were read.
+    func readFrames(budget: Int) -> Int {
+        guard let connection else { return 0 }
         // A 1 µs timeout rather than zero: with a zero deadline librabbitmq never checks the
         // receive-heartbeat deadline, so a silent peer would go unnoticed.
         var timeout = Glibc.timeval(tv_sec: 0, tv_usec: 1)
         var frame = amqp_frame_t()
         for count in 0..<budget {
             let status = amqp_simple_wait_frame_noblock(connection, &frame, &timeout)
-            if status == AMQP_STATUS_TIMEOUT.rawValue { return (count, true) }
+            if status == AMQP_STATUS_TIMEOUT.rawValue { return count }
             if status != AMQP_STATUS_OK.rawValue {
                 markFatal(RabbitCall.statusError(status, call: "amqp_simple_wait_frame_noblock"))
-                return (count, false)
+                return count
             }
             dispatch(frame)
-            if fatal != nil || self.connection == nil { return (count + 1, false) }
+            if fatal != nil || self.connection == nil { return count + 1 }
         }
-        return (budget, false)
+        return budget
     }
 
     private func dispatch(_ frame: amqp_frame_t) {

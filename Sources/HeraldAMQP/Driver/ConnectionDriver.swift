@@ -210,9 +210,11 @@ final class ConnectionDriver {
             let sent = fatal == nil ? pumpPublishes(budget: 256) : 0
             var received = 0
             if fatal == nil {
-                let (count, drained) = readFrames(budget: 256)
-                received = count
-                if drained, fatal == nil { finishDrainedConsumers() }
+                received = readFrames(budget: 256)
+                // A cancelled consumer's last deliveries arrived before its cancel-ok, so the
+                // cancel call left them in librabbitmq's queue of frames: once that queue is
+                // empty they have all been handed out.
+                if fatal == nil, let connection, amqp_frames_enqueued(connection) == 0 { finishDrainedConsumers() }
             }
             if let connection { amqp_maybe_release_buffers(connection) }
             if fatal != nil { break }

@@ -1,9 +1,9 @@
 /// A consumer's state on the connection thread: its stream and where it is in its life.
 ///
-/// Life: `active` (deliveries flow) → after `basic.cancel-ok`, `draining` (deliveries already on
-/// the wire still reach the stream; the stream finishes once the thread has read everything
-/// buffered) → `finished` (stream ended; the channel stays open until every delivery is settled,
-/// so in-flight acks still count, then closes). A broker-side cancel, a closed channel, a lost
+/// Life: `active` (deliveries flow) → after `basic.cancel-ok`, `draining` (deliveries the broker
+/// sent before its cancel-ok were queued by librabbitmq while the cancel waited; they still reach
+/// the stream, which finishes once that queue is empty) → `finished` (stream ended; the channel
+/// stays open until every delivery is settled, so in-flight acks still count, then closes). A broker-side cancel, a closed channel, a lost
 /// connection or an abandoned iteration finish the stream at once.
 ///
 /// Thread rule: owned by the connection thread.
