@@ -26,6 +26,31 @@ public struct AMQPDelivery: Sendable, Hashable {
     /// The channel session (unique per connection) the delivery tag belongs to.
     let channelSession: UInt64
 
+    /// A delivery made by hand, for tests and fakes of code that consumes. It belongs to no
+    /// channel: settling it on a connection does nothing.
+    public init(
+        body: Data,
+        exchange: String = "",
+        routingKey: String,
+        deliveryTag: UInt64,
+        redelivered: Bool = false,
+        properties: AMQPProperties = AMQPProperties(),
+        consumerTag: String = "",
+        messageCount: UInt32? = nil
+    ) {
+        self.init(
+            body: body,
+            exchange: exchange,
+            routingKey: routingKey,
+            deliveryTag: deliveryTag,
+            redelivered: redelivered,
+            properties: properties,
+            consumerTag: consumerTag,
+            messageCount: messageCount,
+            channelSession: 0
+        )
+    }
+
     init(
         body: Data,
         exchange: String,
