@@ -14,4 +14,15 @@ static inline amqp_rpc_reply_t herald_amqp_login_plain(amqp_connection_state_t s
                                                        const char *user, const char *password) {
     return amqp_login(state, vhost, channel_max, frame_max, heartbeat, AMQP_SASL_METHOD_PLAIN, user, password);
 }
+
+// amqp_login_with_properties is variadic as well. Herald sends client properties (connection_name,
+// and the consumer_cancel_notify / connection.blocked capabilities that rabbitmq-c does not announce
+// by default), so it needs this typed PLAIN variant too.
+static inline amqp_rpc_reply_t herald_amqp_login_plain_with_properties(
+    amqp_connection_state_t state, const char *vhost, int channel_max, int frame_max, int heartbeat,
+    const amqp_table_t *properties, const char *user, const char *password) {
+    return amqp_login_with_properties(state, vhost, channel_max, frame_max, heartbeat, properties,
+                                      AMQP_SASL_METHOD_PLAIN, user, password);
+}
+
 #endif

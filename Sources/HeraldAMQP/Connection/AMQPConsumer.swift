@@ -1,0 +1,92 @@
+/// A running consumer: an `AsyncSequence` of deliveries, plus the calls that settle them.
+///
+/// Iterate it from one task (it is a single-pass sequence). It ends:
+/// - normally (`nil`) after ``cancel()`` once the deliveries already sent have been handed out,
+///   or after ``AMQPConnection/close()``;
+/// - by throwing ``AMQPError`` with ``AMQPError/Code/connectionLost`` when the connection dies,
+///   ``AMQPError/Code/consumerCancelled`` when the broker cancels it (queue deleted), or a channel
+///   code when the broker closes its channel.
+///
+/// Backpressure: the buffer between the connection thread and your loop holds at most `prefetch`
+/// deliveries, because the broker sends no more until some are settled.
+///
+/// Graceful shutdown: call ``cancel()``, keep iterating until the sequence ends, settle what you
+/// hold (acks still go out: the channel stays open until every delivery is settled), then close
+/// the connection. If the iterating task is cancelled, or the consumer is released, the consumer
+/// is cancelled and its channel closed: every unsettled delivery returns to the queue. Merely
+/// leaving a `for` loop early does neither: the consumer keeps running (up to `prefetch`
+/// deliveries wait in its buffer) until you call ``cancel()``.
+///
+/// Thread rules: the settle calls may be made from any task; they return at once and are sent by
+/// the connection thread, neighbouring acks coalesced into one `basic.ack(multiple: true)`.
+public struct AMQPConsumer: AsyncSequence, Sendable {
+    public typealias Element = AMQPDelivery
+
+    /// The connection; kept alive as long as the consumer is referenced.
+    public let connection: AMQPConnection
+    public let queue: String
+    /// The tag the broker knows the consumer by.
+    public let consumerTag: String
+    let id: UInt64
+    let channelSession: UInt64
+    private let stream: AsyncThrowingStream<AMQPDelivery, any Error>
+
+    init(
+        connection: AMQPConnection,
+        id: UInt64,
+        queue: String,
+        consumerTag: String,
+        channelSession: UInt64,
+        stream: AsyncThrowingStream<AMQPDelivery, any Error>
+    ) {
+        self.connection = connection
+        self.id = id
+        self.queue = queue
+        self.consumerTag = consumerTag
+        self.channelSession = channelSession
+        self.stream = stream
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<AMQPDelivery, any Error>.AsyncIterator
+
+        /// The next delivery, or nil when the consumer ended normally.
+        /// - Throws: ``AMQPError`` when the connection, channel or consumer ended abnormally.
+        public mutating func next() async throws -> AMQPDelivery? {
+            try await base.next()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: stream.makeAsyncIterator())
+    }
+
+    /// Acknowledges the delivery with this tag (and, with `multiple`, all earlier ones of this
+    /// consumer). See ``AMQPConnection/ack(_:multiple:)``.
+    /// - Throws: ``AMQPError`` when the connection is closed or lost.
+    public func ack(_ deliveryTag: UInt64, multiple: Bool = false) throws(AMQPError) {
+        try connection.settle(session: channelSession, tag: deliveryTag, multiple: multiple, kind: .ack)
+    }
+
+    /// Negatively acknowledges; with `requeue: false` the message is dead-lettered (if the queue
+    /// has a dead-letter exchange) or dropped.
+    /// - Throws: ``AMQPError`` when the connection is closed or lost.
+    public func nack(_ deliveryTag: UInt64, multiple: Bool = false, requeue: Bool) throws(AMQPError) {
+        try connection.settle(session: channelSession, tag: deliveryTag, multiple: multiple, kind: .nack(requeue: requeue))
+    }
+
+    /// Rejects one delivery; with `requeue: false` it is dead-lettered or dropped.
+    /// - Throws: ``AMQPError`` when the connection is closed or lost.
+    public func reject(_ deliveryTag: UInt64, requeue: Bool) throws(AMQPError) {
+        try connection.settle(session: channelSession, tag: deliveryTag, multiple: false, kind: .reject(requeue: requeue))
+    }
+
+    /// Stops deliveries (`basic.cancel`) and returns once the broker confirmed. Deliveries already
+    /// on their way are still handed out; then the sequence ends. Settlements keep working until
+    /// every delivery is settled. Idempotent.
+    /// - Throws: ``AMQPError`` when the connection is closed or lost (the consumer is gone then).
+    public func cancel() async throws(AMQPError) {
+        let id = self.id
+        try await connection.perform { driver throws(AMQPError) in try driver.cancelConsumer(id: id, abrupt: false) }
+    }
+}

@@ -1,0 +1,44 @@
+import Glibc
+
+/// A self-pipe that wakes the connection thread out of `poll` when a command arrives, so commands
+/// run within microseconds instead of waiting for the poll timeout.
+///
+/// Both ends are non-blocking: a full pipe already means "wake up". The descriptors are closed in
+/// `deinit`, when no handle can signal any more.
+final class WakeSignal: Sendable {
+    let readDescriptor: Int32
+    private let writeDescriptor: Int32
+
+    init() throws(AMQPError) {
+        var descriptors: [Int32] = [-1, -1]
+        guard pipe(&descriptors) == 0 else {
+            throw AMQPError(
+                code: .connectionFailed,
+                call: "pipe",
+                message: String(cString: strerror(errno))
+            )
+        }
+        for descriptor in descriptors {
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        }
+        readDescriptor = descriptors[0]
+        writeDescriptor = descriptors[1]
+    }
+
+    deinit {
+        close(readDescriptor)
+        close(writeDescriptor)
+    }
+
+    func signal() {
+        var byte: UInt8 = 1
+        _ = write(writeDescriptor, &byte, 1)
+    }
+
+    /// Empties the pipe (called by the connection thread before it looks for commands).
+    func drain() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(readDescriptor, &buffer, buffer.count) > 0 {}
+    }
+}

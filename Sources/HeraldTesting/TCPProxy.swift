@@ -1,0 +1,201 @@
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A loopback TCP forwarder that tests put between a client and a real service (RabbitMQ,
+/// PostgreSQL) to cut connections on demand, without touching the shared service.
+///
+/// ```swift
+/// let proxy = try await TCPProxy.start(targetHost: "127.0.0.1", targetPort: 5672)
+/// // connect the client to 127.0.0.1:proxy.port …
+/// await proxy.severAll()        // both sides of every proxied connection are reset
+/// try await proxy.shutdown()
+/// ```
+///
+/// New connections keep being accepted after `severAll()`; `shutdown()` stops listening and cuts
+/// everything. Runs on NIO's shared event loops; safe to call from any task.
+public final class TCPProxy: Sendable {
+    /// The port the proxy listens on (127.0.0.1).
+    public let port: Int
+    public let targetHost: String
+    public let targetPort: Int
+
+    private let listener: any Channel
+    private let registry: Registry
+
+    private init(listener: any Channel, port: Int, targetHost: String, targetPort: Int, registry: Registry) {
+        self.listener = listener
+        self.port = port
+        self.targetHost = targetHost
+        self.targetPort = targetPort
+        self.registry = registry
+    }
+
+    /// Starts listening on an ephemeral loopback port and forwarding to `targetHost:targetPort`.
+    public static func start(targetHost: String, targetPort: Int) async throws -> TCPProxy {
+        let registry = Registry()
+        let group = MultiThreadedEventLoopGroup.singleton
+        let listener = try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.autoRead, value: false)
+            .childChannelInitializer { inbound in
+                let connect = ClientBootstrap(group: inbound.eventLoop)
+                    .channelOption(.autoRead, value: false)
+                    .connect(host: targetHost, port: targetPort)
+                return connect.flatMap { outbound in
+                    inbound.eventLoop.makeCompletedFuture {
+                        let (left, right) = GlueHandler.matchedPair()
+                        try inbound.pipeline.syncOperations.addHandler(left)
+                        try outbound.pipeline.syncOperations.addHandler(right)
+                        registry.add(inbound)
+                        registry.add(outbound)
+                        inbound.closeFuture.whenComplete { _ in registry.remove(inbound) }
+                        outbound.closeFuture.whenComplete { _ in registry.remove(outbound) }
+                        // Reading was held back until both sides were glued together.
+                        try inbound.syncOptions?.setOption(.autoRead, value: true)
+                        try outbound.syncOptions?.setOption(.autoRead, value: true)
+                    }
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        guard let port = listener.localAddress?.port else {
+            try await listener.close()
+            throw ProxyError(message: "the proxy's listening socket has no port")
+        }
+        return TCPProxy(
+            listener: listener,
+            port: port,
+            targetHost: targetHost,
+            targetPort: targetPort,
+            registry: registry
+        )
+    }
+
+    /// How many proxied sockets (both sides counted) are open.
+    public var openSocketCount: Int {
+        registry.channels.withLock { $0.count }
+    }
+
+    /// Cuts every proxied connection now: both sides are closed, so the client sees its socket
+    /// end as it would when the broker's host goes away.
+    public func severAll() async {
+        let channels = registry.channels.withLock { Array($0.values) }
+        for channel in channels {
+            try? await channel.close().get()
+        }
+    }
+
+    /// Stops forwarding on every proxied connection without closing it: both peers see a
+    /// silent link, as with a dropped route, and must notice through their own heartbeats.
+    public func pauseAll() async {
+        let channels = registry.channels.withLock { Array($0.values) }
+        for channel in channels {
+            try? await channel.setOption(.autoRead, value: false).get()
+        }
+    }
+
+    /// Stops listening and cuts every connection.
+    public func shutdown() async throws {
+        await severAll()
+        try? await listener.close().get()
+    }
+
+    public struct ProxyError: Error, CustomStringConvertible {
+        public let message: String
+        public var description: String { message }
+    }
+}
+
+/// Keeps the proxied channels, shared with the channel initialiser.
+private final class Registry: Sendable {
+    let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+
+    func add(_ channel: any Channel) {
+        channels.withLock { $0[ObjectIdentifier(channel)] = channel }
+    }
+
+    func remove(_ channel: any Channel) {
+        _ = channels.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+}
+
+/// Copies bytes between two channels on the same event loop, with read backpressure: a side
+/// reads only while its partner is writable. Closing one side closes the other.
+private final class GlueHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private var partner: GlueHandler?
+    private var context: ChannelHandlerContext?
+    private var pendingRead = false
+
+    static func matchedPair() -> (GlueHandler, GlueHandler) {
+        let first = GlueHandler()
+        let second = GlueHandler()
+        first.partner = second
+        second.partner = first
+        return (first, second)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        partner = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        partner?.partnerWrite(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        partner?.partnerFlush()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        partner?.partnerClose()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { partner?.partnerBecameWritable() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if let partner, partner.partnerWritable {
+            context.read()
+        } else {
+            pendingRead = true
+        }
+    }
+
+    private var partnerWritable: Bool { context?.channel.isWritable ?? false }
+
+    private func partnerWrite(_ data: NIOAny) {
+        context?.write(data, promise: nil)
+    }
+
+    private func partnerFlush() {
+        context?.flush()
+    }
+
+    private func partnerClose() {
+        context?.close(promise: nil)
+    }
+
+    private func partnerBecameWritable() {
+        if pendingRead, let context {
+            pendingRead = false
+            context.read()
+        }
+    }
+}
