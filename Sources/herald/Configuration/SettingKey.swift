@@ -28,7 +28,7 @@ extension SettingKey {
     // MARK: amqp
     static let amqpURL = SettingKey("amqp", "url", secret: true, help: "Broker URL, amqp://user:password@host:port/vhost (amqps:// for TLS).")
     static let amqpQueue = SettingKey("amqp", "queue", help: "Queue the workers consume (default w1.pushnotification).")
-    static let amqpExchange = SettingKey("amqp", "exchange", help: "Exchange producers publish to (default w1.pushnotification).")
+    static let amqpExchange = SettingKey("amqp", "exchange", help: "Exchange producers publish to (default herald, a durable direct exchange).")
     static let amqpRoutingKey = SettingKey("amqp", "routing_key", help: "Routing key binding the queue (default w1.pushnotification).")
     static let amqpQueueType = SettingKey("amqp", "queue_type", help: "classic or quorum, used when Herald declares the queue (default classic).")
     static let amqpPrefetch = SettingKey("amqp", "prefetch", help: "Unacknowledged messages a worker holds at once (default 200).")
