@@ -1,0 +1,93 @@
+/// Maps a parsed `<PushNotification>` document (seed 000) onto an ``Event``.
+///
+/// Element and attribute names are matched ASCII case-insensitively (producers written against
+/// .NET serializers vary in case); each field may appear once; unknown elements are skipped and
+/// reported as ``DecodingNote/ignoredField(field:)``.
+enum XMLEventReader {
+    static func read(_ bytes: [UInt8], limits: DecodingLimits) throws(EventDecodingError) -> DecodedEvent {
+        let root: XElement
+        do {
+            root = try XMLReader.parse(bytes, limits: .init(maxDepth: limits.maxDepth))
+        } catch {
+            let code: EventDecodingError.Code = switch error.kind {
+            case .syntax: .malformedDocument
+            case .forbidden: .forbiddenConstruct
+            case .depth: .limitExceeded
+            case .encoding: .unsupportedEncoding
+            }
+            throw EventDecodingError(code: code, field: "document", reason: "\(error.reason) (\(position(of: error.offset, in: bytes)))", format: .xml, offset: error.offset)
+        }
+        var a = EventAssembler(format: .xml, limits: limits)
+        guard root.name.asciiCaseInsensitiveEquals("PushNotification") else {
+            throw a.error(.unexpectedRoot, "document", "root element must be <PushNotification>", offset: root.offset, value: root.name)
+        }
+        var seen: Set<String> = []
+        for child in root.children {
+            let key = child.name.asciiLowercased
+            let known = ["eventid", "eventtype", "eventdatetime", "eventfilters", "eventparams"].contains(key)
+            guard known else {
+                a.notes.append(.ignoredField(field: child.name))
+                continue
+            }
+            guard seen.insert(key).inserted else {
+                throw a.error(.duplicateField, child.name, "appears more than once", offset: child.offset)
+            }
+            switch key {
+            case "eventid":
+                try a.setId(child.text, field: "EventId", offset: child.offset)
+            case "eventtype":
+                try a.setType(child.text, field: "EventType", offset: child.offset)
+            case "eventdatetime":
+                try a.setDateTime(child.text, field: "EventDateTime", offset: child.offset)
+            case "eventfilters":
+                var index = 0
+                for filter in child.children {
+                    guard filter.name.asciiCaseInsensitiveEquals("Filter") else {
+                        a.notes.append(.ignoredField(field: "EventFilters/\(filter.name)"))
+                        continue
+                    }
+                    index += 1
+                    let field = "EventFilters/Filter[\(index)]"
+                    guard let name = filter.attribute("name") else {
+                        throw a.error(.missingField, field + "/@name", "required", offset: filter.offset)
+                    }
+                    guard let value = filter.attribute("value") else {
+                        throw a.error(.missingField, field + "/@value", "required", offset: filter.offset)
+                    }
+                    try a.addFilter(name: name, value: value, field: field, offset: filter.offset)
+                }
+            default: // eventparams
+                var index = 0
+                for param in child.children {
+                    guard param.name.asciiCaseInsensitiveEquals("EventParam") else {
+                        a.notes.append(.ignoredField(field: "EventParams/\(param.name)"))
+                        continue
+                    }
+                    index += 1
+                    let field = "EventParams/EventParam[\(index)]"
+                    guard let value = param.attribute("value") else {
+                        throw a.error(.missingField, field + "/@value", "required", offset: param.offset)
+                    }
+                    try a.addParam(name: param.attribute("name") ?? "", value: value, field: field, offset: param.offset)
+                }
+            }
+        }
+        return try a.finish(idField: "EventId", typeField: "EventType", dateTimeField: "EventDateTime")
+    }
+
+    /// "line L, column C" of a byte offset (columns count bytes), for error reasons.
+    static func position(of offset: Int, in bytes: [UInt8]) -> String {
+        var line = 1
+        var lineStart = 0
+        var k = 0
+        let end = min(offset, bytes.count)
+        while k < end {
+            if bytes[k] == 0x0A {
+                line += 1
+                lineStart = k + 1
+            }
+            k += 1
+        }
+        return "line \(line), column \(end - lineStart + 1)"
+    }
+}
