@@ -15,7 +15,9 @@ enum XMLEventReader {
             case .depth: .limitExceeded
             case .encoding: .unsupportedEncoding
             }
-            throw EventDecodingError(code: code, field: "document", reason: "\(error.reason) (\(position(of: error.offset, in: bytes)))", format: .xml, offset: error.offset)
+            // Name the innermost field that was open (below the root), if any.
+            let field = error.openElements.count > 1 ? error.openElements.dropFirst().joined(separator: "/") : "document"
+            throw EventDecodingError(code: code, field: field, reason: "\(error.reason) (\(position(of: error.offset, in: bytes)))", format: .xml, offset: error.offset)
         }
         var a = EventAssembler(format: .xml, limits: limits)
         guard root.name.asciiCaseInsensitiveEquals("PushNotification") else {
@@ -77,17 +79,6 @@ enum XMLEventReader {
 
     /// "line L, column C" of a byte offset (columns count bytes), for error reasons.
     static func position(of offset: Int, in bytes: [UInt8]) -> String {
-        var line = 1
-        var lineStart = 0
-        var k = 0
-        let end = min(offset, bytes.count)
-        while k < end {
-            if bytes[k] == 0x0A {
-                line += 1
-                lineStart = k + 1
-            }
-            k += 1
-        }
-        return "line \(line), column \(end - lineStart + 1)"
+        bytes.withUnsafeBufferPointer { XMLReader.position(of: offset, in: $0) }
     }
 }

@@ -17,11 +17,14 @@ struct XMLReader {
         var offset: Int
         var reason: String
         var kind: Kind = .syntax
+        /// Names of the elements open where the error was found, outermost first.
+        var openElements: [String] = []
     }
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var i = 0
     private let limits: Limits
+    private var stack: [Frame] = []
 
     private init(bytes: UnsafeBufferPointer<UInt8>, limits: Limits) {
         self.bytes = bytes
@@ -34,6 +37,8 @@ struct XMLReader {
             do throws(SyntaxError) {
                 return .success(try reader.parseDocument())
             } catch {
+                var error = error
+                error.openElements = reader.stack.map(\.name)
                 return .failure(error)
             }
         }
@@ -56,7 +61,6 @@ struct XMLReader {
             try parseDeclaration()
         }
         var root: XElement?
-        var stack: [Frame] = []
         while i < bytes.count {
             let b = bytes[i]
             if b == UInt8(ascii: "<") {
@@ -86,10 +90,14 @@ struct XMLReader {
                     skipWhitespace()
                     guard peek(UInt8(ascii: ">")) else { throw SyntaxError(offset: i, reason: "expected '>' to close the end tag") }
                     i += 1
-                    guard let frame = stack.popLast() else { throw SyntaxError(offset: start, reason: "end tag without a start tag") }
-                    guard frame.name == name else {
-                        throw SyntaxError(offset: start, reason: "end tag </\(name.prefix(64))> does not match <\(frame.name.prefix(64))>")
+                    guard let open = stack.last else { throw SyntaxError(offset: start, reason: "end tag without a start tag") }
+                    guard open.name == name else {
+                        throw SyntaxError(
+                            offset: start,
+                            reason: "<\(open.name.prefix(64))> opened at \(XMLReader.position(of: open.offset, in: bytes)) is not closed before </\(name.prefix(64))>"
+                        )
                     }
+                    let frame = stack.removeLast()
                     let element = XElement(
                         name: frame.name, attributes: frame.attributes, children: frame.children,
                         text: String(decoding: frame.text, as: UTF8.self), offset: frame.offset
@@ -150,6 +158,18 @@ struct XMLReader {
     }
 
     // MARK: - Pieces
+
+    /// "line L, column C" of a byte offset (columns count bytes).
+    static func position(of offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> String {
+        var line = 1
+        var lineStart = 0
+        let end = min(offset, bytes.count)
+        for k in 0..<end where bytes[k] == 0x0A {
+            line += 1
+            lineStart = k + 1
+        }
+        return "line \(line), column \(end - lineStart + 1)"
+    }
 
     private mutating func parseAttributes() throws(SyntaxError) -> [XElement.Attribute] {
         var attributes: [XElement.Attribute] = []
