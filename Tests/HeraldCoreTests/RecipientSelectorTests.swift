@@ -10,11 +10,11 @@ import Testing
                      tags: tags, mutedTags: muted, isEnabled: enabled)
     }
 
-    func event(_ type: EventType = .message, _ filters: [(FilterName, String)]) -> Event {
+    func event(_ filters: [(FilterName, String)], type: EventType = .message) -> Event {
         Event(id: "TransferIssued", type: type, dateTime: SeedSamples.event.dateTime, filters: filters.map { EventFilter(name: $0.0, value: $0.1) })
     }
 
-    func pick(_ event: Event, tag: String? = nil, _ subs: [Subscription]) throws -> [String] {
+    func pick(_ event: Event, tag: String? = nil, _ subs: [Subscription]) throws(RecipientSelectionError) -> [String] {
         try selector.select(event, tag: tag, from: subs).map { "\($0.subscription.deviceId)/\($0.addressedUserId)" }
     }
 
@@ -27,8 +27,8 @@ import Testing
             sub("d5", "119973638972", branch: "102"),
             sub("d6", "5"),
             sub("d7", "119973638972", zone: nil),
-            sub("d8", "119973638972", culture: "RU-RU", platform: .android),
-        ].map { $0 }
+            sub("d8", "119973638972", platform: .android, culture: "RU-RU"),
+        ]
         #expect(try pick(SeedSamples.event, subs) == ["d1/119973638970", "d2/119973638971", "d8/119973638972"])
     }
 
@@ -40,20 +40,20 @@ import Testing
         #expect(try pick(event([(.userId, "wallet2")]), subs) == ["device2/wallet2", "device1/wallet2"])
         #expect(try pick(event([(.userId, "wallet1"), (.userId, "wallet2")]), subs) == ["device1/wallet1", "device2/wallet2", "device1/wallet2", "device2/wallet1"])
         // A broadcast reaches each device once.
-        #expect(try pick(event(.news, []), subs) == ["device1/0", "device2/0"])
+        #expect(try pick(event([], type: .news), subs) == ["device1/0", "device2/0"])
     }
 
     @Test func broadcastRules() throws {
         let subs = [sub("d1", "1"), sub("d2", "2", culture: "en-US")]
-        #expect(try pick(event(.message, [(.userId, "0")]), subs) == ["d1/0", "d2/0"])
-        #expect(try pick(event(.message, [(.userId, "7"), (.userId, "0")]), subs) == ["d1/0", "d2/0"], "0 among others still means everybody")
-        #expect(try pick(event(.news, [(.cultureId, "en")]), subs) == ["d2/0"], "other filters still restrict a broadcast")
-        #expect(throws: RecipientSelectionError.self) { try pick(event(.message, [(.zoneId, "w1")]), subs) }
-        #expect(throws: RecipientSelectionError.self) { try pick(event(.system, []), subs) }
+        #expect(try pick(event([(.userId, "0")], type: .message), subs) == ["d1/0", "d2/0"])
+        #expect(try pick(event([(.userId, "7"), (.userId, "0")], type: .message), subs) == ["d1/0", "d2/0"], "0 among others still means everybody")
+        #expect(try pick(event([(.cultureId, "en")], type: .news), subs) == ["d2/0"], "other filters still restrict a broadcast")
+        #expect(throws: RecipientSelectionError.self) { try pick(event([(.zoneId, "w1")], type: .message), subs) }
+        #expect(throws: RecipientSelectionError.self) { try pick(event([], type: .system), subs) }
         let lenient = RecipientSelector(policy: SelectionPolicy(broadcastNonNewsWithoutUserId: true))
-        #expect(try lenient.select(event(.system, []), tag: nil, from: subs).count == 2)
+        #expect(try lenient.select(event([], type: .system), tag: nil, from: subs).count == 2)
         do {
-            _ = try pick(event(.notification, []), subs)
+            _ = try pick(event([], type: .notification), subs)
         } catch {
             #expect(error.code == .noAddressee)
             #expect(error.description.contains("TransferIssued"))

@@ -32,7 +32,11 @@ import Testing
         for _ in 0..<1000 { d.update([UInt8](repeating: UInt8(ascii: "a"), count: 1000)) }
         let digest = d.finalize()
         #expect(digest.count == 32)
-        #expect(digest.map { String($0, radix: 16) }.map { $0.count == 1 ? "0" + $0 : $0 }.joined() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        let hex: String = digest.map { (byte: UInt8) -> String in
+            let s = String(byte, radix: 16)
+            return byte < 16 ? "0" + s : s
+        }.joined()
+        #expect(hex == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
     @Test func deliveryKeyIsStableAndSeparatesItsParts() {

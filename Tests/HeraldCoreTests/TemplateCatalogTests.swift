@@ -77,7 +77,7 @@ import Testing
             Template(eventId: "F", culture: "de-DE", platform: .ios, title: "T", body: "only de", metadata: m),
         ], defaultCulture: "en-US")
         #expect(catalog.fallbackChain(for: "ru-RU") == ["ru-RU", "ru", "en-US"])
-        #expect(catalog.fallbackChain(for: "en-US") == ["en-US"])
+        #expect(catalog.fallbackChain(for: "en-US") == ["en-US", "en"])
         #expect(try catalog.render(event("E"), culture: "ru-RU", platform: .ios).body == "ru neutral")
         #expect(try catalog.render(event("E"), culture: "ru-RU", platform: .ios).culture == "ru")
         #expect(try catalog.render(event("E"), culture: "fr-FR", platform: .ios).body == "en")

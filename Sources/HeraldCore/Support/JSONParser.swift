@@ -44,9 +44,13 @@ struct JSONParser {
 
     // MARK: - Containers without recursion
 
-    private enum Frame {
-        case array([JSONValue])
-        case object([String: JSONValue], pendingKey: String)
+    /// An open array or object. Mutated in place on the stack (never copied out), so that
+    /// appending stays O(1) however many items a container has.
+    private struct Frame {
+        var isObject: Bool
+        var items: [JSONValue] = []
+        var members: [String: JSONValue] = [:]
+        var pendingKey = ""
     }
 
     private mutating func parseDocument() throws(SyntaxError) -> JSONValue {
@@ -54,85 +58,72 @@ struct JSONParser {
         skipWhitespace()
         var value: JSONValue
         outer: while true {
-            // Parse one value start; containers push a frame and continue with their first item.
+            // Parse one value; an opening bracket pushes a frame and goes on with its first item.
             value = .null
             var haveValue = false
             while !haveValue {
                 guard i < bytes.count else { throw SyntaxError(offset: i, reason: "unexpected end of document, a value was expected") }
                 switch bytes[i] {
-                case UInt8(ascii: "{"):
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    let isObject = bytes[i] == UInt8(ascii: "{")
                     if stack.count >= limits.maxDepth {
                         throw SyntaxError(offset: i, reason: "nesting deeper than \(limits.maxDepth) levels", isDepth: true)
                     }
                     i += 1
                     skipWhitespace()
-                    if peek(UInt8(ascii: "}")) {
+                    if peek(isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                         i += 1
-                        value = .object([:])
+                        value = isObject ? .object([:]) : .array([])
                         haveValue = true
                     } else {
-                        let key = try parseKey()
-                        stack.append(.object([:], pendingKey: key))
-                        skipWhitespace()
-                    }
-                case UInt8(ascii: "["):
-                    if stack.count >= limits.maxDepth {
-                        throw SyntaxError(offset: i, reason: "nesting deeper than \(limits.maxDepth) levels", isDepth: true)
-                    }
-                    i += 1
-                    skipWhitespace()
-                    if peek(UInt8(ascii: "]")) {
-                        i += 1
-                        value = .array([])
-                        haveValue = true
-                    } else {
-                        stack.append(.array([]))
+                        var frame = Frame(isObject: isObject)
+                        if isObject { frame.pendingKey = try parseKey() }
+                        stack.append(frame)
                     }
                 default:
                     value = try parseScalar()
                     haveValue = true
                 }
             }
-            // Attach the value to the enclosing containers, closing as many as end here.
+            // Attach the value to the innermost container, closing as many as end here.
             while true {
                 skipWhitespace()
-                guard var frame = stack.popLast() else { break outer }
-                switch frame {
-                case .array(var items):
-                    items.append(value)
-                    guard i < bytes.count else { throw SyntaxError(offset: i, reason: "unexpected end of document inside an array") }
-                    if bytes[i] == UInt8(ascii: ",") {
-                        i += 1
-                        skipWhitespace()
-                        stack.append(.array(items))
-                        continue outer
-                    } else if bytes[i] == UInt8(ascii: "]") {
-                        i += 1
-                        value = .array(items)
-                        continue
-                    }
-                    throw SyntaxError(offset: i, reason: "expected ',' or ']' in an array")
-                case .object(var members, let key):
-                    members[key] = value
-                    guard i < bytes.count else { throw SyntaxError(offset: i, reason: "unexpected end of document inside an object") }
+                guard !stack.isEmpty else { break outer }
+                let top = stack.count - 1
+                guard i < bytes.count else {
+                    throw SyntaxError(offset: i, reason: "unexpected end of document inside \(stack[top].isObject ? "an object" : "an array")")
+                }
+                if stack[top].isObject {
+                    let key = stack[top].pendingKey
+                    stack[top].members[key] = value
                     if bytes[i] == UInt8(ascii: ",") {
                         i += 1
                         skipWhitespace()
                         let keyOffset = i
                         let next = try parseKey()
-                        if members[next] != nil {
+                        if stack[top].members[next] != nil {
                             throw SyntaxError(offset: keyOffset, reason: "duplicate key in an object")
                         }
-                        frame = .object(members, pendingKey: next)
-                        stack.append(frame)
-                        skipWhitespace()
+                        stack[top].pendingKey = next
                         continue outer
                     } else if bytes[i] == UInt8(ascii: "}") {
                         i += 1
-                        value = .object(members)
+                        value = .object(stack.removeLast().members)
                         continue
                     }
                     throw SyntaxError(offset: i, reason: "expected ',' or '}' in an object")
+                } else {
+                    stack[top].items.append(value)
+                    if bytes[i] == UInt8(ascii: ",") {
+                        i += 1
+                        skipWhitespace()
+                        continue outer
+                    } else if bytes[i] == UInt8(ascii: "]") {
+                        i += 1
+                        value = .array(stack.removeLast().items)
+                        continue
+                    }
+                    throw SyntaxError(offset: i, reason: "expected ',' or ']' in an array")
                 }
             }
         }
@@ -231,6 +222,7 @@ struct JSONParser {
         var out: [UInt8] = []
         out.reserveCapacity(i - runStart + 16)
         out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+        runStart = i
         while i < bytes.count {
             let b = bytes[i]
             if b == UInt8(ascii: "\"") {

@@ -71,7 +71,10 @@ struct XMLReader {
                     let start = i + 9
                     i = start
                     let end = try find("]]>", what: "CDATA section")
-                    try appendChecked(start..<end, to: &stack[stack.count - 1].text)
+                    var text = stack[stack.count - 1].text
+                    stack[stack.count - 1].text = []
+                    try appendChecked(start..<end, to: &text)
+                    stack[stack.count - 1].text = text
                     i = end + 3
                 } else if startsWith("<!") {
                     throw SyntaxError(offset: i, reason: "document type declarations (DTD, entities) are not allowed", kind: .forbidden)
@@ -130,7 +133,11 @@ struct XMLReader {
                 }
                 i += 1
             } else {
-                try parseCharacterData(into: &stack[stack.count - 1].text)
+                // Move the text out so that the parser (which mutates self) owns it alone.
+                var text = stack[stack.count - 1].text
+                stack[stack.count - 1].text = []
+                try parseCharacterData(into: &text)
+                stack[stack.count - 1].text = text
             }
         }
         if let open = stack.last {

@@ -24,6 +24,14 @@ public struct EventMetadata: Sendable, Codable, Hashable {
     /// the provider's default.
     public var timeToLiveSeconds: Int?
 
+    /// The same key names as `templates/events.json`.
+    enum CodingKeys: String, CodingKey {
+        case eventId, tag, category, targetScreen, priority, sound
+        case isPrivate = "private"
+        case isSilent = "silent"
+        case timeToLiveSeconds = "ttlSeconds"
+    }
+
     public init(
         eventId: String, tag: String? = nil, category: String? = nil, targetScreen: TargetScreen? = nil,
         priority: NotificationPriority = .normal, sound: String? = nil, isPrivate: Bool = false, isSilent: Bool = false,
