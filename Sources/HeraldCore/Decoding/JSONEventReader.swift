@@ -53,10 +53,7 @@ enum JSONEventReader {
         var out: [String: (String, JSONValue)] = [:]
         for (name, value) in members {
             let key = name.asciiLowercased
-            if let other = out[key] {
-                let pair = [other.0, name].sorted()
-                throw a.error(.duplicateField, path + pair[1], "appears more than once (keys differ only in case: \(pair[0].prefix(64)), \(pair[1].prefix(64)))")
-            }
+            if let other = out[key] { throw duplicate(other.0, name, path: path, assembler: a) }
             out[key] = (name, value)
         }
         return out
@@ -86,15 +83,33 @@ enum JSONEventReader {
 
     private static func nameValue(_ item: JSONValue, field: String, nameRequired: Bool, assembler a: EventAssembler) throws(EventDecodingError) -> (String, String, [String]) {
         guard case .object(let members) = item else { throw a.error(.wrongType, field, "must be an object with Name and Value, not \(item.kindName)") }
-        let fields = try caseInsensitive(members, path: field + ".", assembler: a)
-        var name = ""
-        if let (spelling, value) = fields["name"] {
-            name = try scalarText(value, field: "\(field).\(spelling)", assembler: a)
+        // Two known keys: a linear scan, no dictionary of lowercased keys (this runs per filter).
+        var name: (String, JSONValue)?
+        var value: (String, JSONValue)?
+        var ignored: [String] = []
+        for (key, member) in members {
+            if key == "Name" || key.asciiCaseInsensitiveEquals("name") {
+                if let other = name { throw duplicate(other.0, key, path: field + ".", assembler: a) }
+                name = (key, member)
+            } else if key == "Value" || key.asciiCaseInsensitiveEquals("value") {
+                if let other = value { throw duplicate(other.0, key, path: field + ".", assembler: a) }
+                value = (key, member)
+            } else {
+                ignored.append("\(field).\(key)")
+            }
+        }
+        var nameText = ""
+        if let (spelling, member) = name {
+            nameText = try scalarText(member, field: "\(field).\(spelling)", assembler: a)
         } else if nameRequired {
             throw a.error(.missingField, field + ".Name", "required")
         }
-        guard let (spelling, value) = fields["value"] else { throw a.error(.missingField, field + ".Value", "required") }
-        let ignored = fields.filter { $0.key != "name" && $0.key != "value" }.map { "\(field).\($0.value.0)" }.sorted()
-        return (name, try scalarText(value, field: "\(field).\(spelling)", assembler: a), ignored)
+        guard let (spelling, member) = value else { throw a.error(.missingField, field + ".Value", "required") }
+        return (nameText, try scalarText(member, field: "\(field).\(spelling)", assembler: a), ignored.sorted())
+    }
+
+    private static func duplicate(_ first: String, _ second: String, path: String, assembler a: EventAssembler) -> EventDecodingError {
+        let pair = [first, second].sorted()
+        return a.error(.duplicateField, path + pair[1], "appears more than once (keys differ only in case: \(pair[0].prefix(64)), \(pair[1].prefix(64)))")
     }
 }

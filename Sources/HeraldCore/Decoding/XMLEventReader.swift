@@ -25,9 +25,7 @@ enum XMLEventReader {
         }
         var seen: Set<String> = []
         for child in root.children {
-            let key = child.name.asciiLowercased
-            let known = ["eventid", "eventtype", "eventdatetime", "eventfilters", "eventparams"].contains(key)
-            guard known else {
+            guard let key = fieldKey(child.name) else {
                 a.notes.append(.ignoredField(field: child.name))
                 continue
             }
@@ -75,6 +73,14 @@ enum XMLEventReader {
             }
         }
         return try a.finish(idField: "EventId", typeField: "EventType", dateTimeField: "EventDateTime")
+    }
+
+    private static let fields = ["EventId", "EventType", "EventDateTime", "EventFilters", "EventParams"]
+
+    /// The lowercased field name of a child of the root, or `nil` for an unknown element.
+    private static func fieldKey(_ name: String) -> String? {
+        if fields.contains(name) { return name.asciiLowercased }
+        return fields.first { $0.asciiCaseInsensitiveEquals(name) }?.asciiLowercased
     }
 
     /// "line L, column C" of a byte offset (columns count bytes), for error reasons.

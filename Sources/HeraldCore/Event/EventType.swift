@@ -10,6 +10,10 @@ public enum EventType: String, Sendable, Codable, Hashable, CaseIterable {
 
     /// Parses a name ASCII case-insensitively ("message", "MESSAGE" and "Message" are one).
     public init?(name: some StringProtocol) {
+        if let exact = EventType(rawValue: String(name)) {
+            self = exact
+            return
+        }
         guard let match = EventType.allCases.first(where: { $0.rawValue.asciiCaseInsensitiveEquals(name) }) else { return nil }
         self = match
     }

@@ -25,14 +25,30 @@ public struct SHA256: Sendable {
 
     /// Feeds bytes into the digest.
     public mutating func update(_ bytes: some Sequence<UInt8>) {
-        for b in bytes {
-            buffer.append(b)
-            length &+= 1
-            if buffer.count == 64 {
-                compress()
-                buffer.removeAll(keepingCapacity: true)
-            }
+        let done: Void? = bytes.withContiguousStorageIfAvailable { update(buffer: $0) }
+        if done == nil { update(buffer: Array(bytes)) }
+    }
+
+    private mutating func update(buffer input: [UInt8]) {
+        input.withUnsafeBufferPointer { update(buffer: $0) }
+    }
+
+    private mutating func update(buffer input: UnsafeBufferPointer<UInt8>) {
+        length &+= UInt64(input.count)
+        var offset = 0
+        if !buffer.isEmpty {
+            let take = min(64 - buffer.count, input.count)
+            buffer.append(contentsOf: input[0..<take])
+            offset = take
+            if buffer.count < 64 { return }
+            buffer.withUnsafeBufferPointer { Self.compress(&h, $0.baseAddress!) }
+            buffer.removeAll(keepingCapacity: true)
         }
+        while input.count - offset >= 64 {
+            Self.compress(&h, input.baseAddress! + offset)
+            offset += 64
+        }
+        if offset < input.count { buffer.append(contentsOf: input[offset...]) }
     }
 
     /// The 32-byte digest. The value should not be updated afterwards.
@@ -41,12 +57,12 @@ public struct SHA256: Sendable {
         buffer.append(0x80)
         if buffer.count > 56 {
             while buffer.count < 64 { buffer.append(0) }
-            compress()
+            buffer.withUnsafeBufferPointer { Self.compress(&h, $0.baseAddress!) }
             buffer.removeAll(keepingCapacity: true)
         }
         while buffer.count < 56 { buffer.append(0) }
         for shift in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        compress()
+        buffer.withUnsafeBufferPointer { Self.compress(&h, $0.baseAddress!) }
         buffer.removeAll(keepingCapacity: true)
         var out: [UInt8] = []
         out.reserveCapacity(32)
@@ -80,27 +96,31 @@ public struct SHA256: Sendable {
 
     @inline(__always) private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
 
-    private mutating func compress() {
-        var w = [UInt32](repeating: 0, count: 64)
-        for t in 0..<16 {
-            w[t] = UInt32(buffer[t * 4]) << 24 | UInt32(buffer[t * 4 + 1]) << 16 | UInt32(buffer[t * 4 + 2]) << 8 | UInt32(buffer[t * 4 + 3])
+    /// One 64-byte block into the state. No allocation: the schedule lives on the stack.
+    private static func compress(_ h: inout (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32), _ block: UnsafePointer<UInt8>) {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            for t in 0..<16 {
+                w[t] = UInt32(block[t * 4]) << 24 | UInt32(block[t * 4 + 1]) << 16 | UInt32(block[t * 4 + 2]) << 8 | UInt32(block[t * 4 + 3])
+            }
+            for t in 16..<64 {
+                let s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
+                let s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
+                w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
+            }
+            k.withUnsafeBufferPointer { k in
+                var (a, b, c, d, e, f, g, hh) = h
+                for t in 0..<64 {
+                    let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
+                    let ch = (e & f) ^ (~e & g)
+                    let t1 = hh &+ s1 &+ ch &+ k[t] &+ w[t]
+                    let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
+                    let maj = (a & b) ^ (a & c) ^ (b & c)
+                    let t2 = s0 &+ maj
+                    hh = g; g = f; f = e; e = d &+ t1
+                    d = c; c = b; b = a; a = t1 &+ t2
+                }
+                h = (h.0 &+ a, h.1 &+ b, h.2 &+ c, h.3 &+ d, h.4 &+ e, h.5 &+ f, h.6 &+ g, h.7 &+ hh)
+            }
         }
-        for t in 16..<64 {
-            let s0 = Self.rotr(w[t - 15], 7) ^ Self.rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
-            let s1 = Self.rotr(w[t - 2], 17) ^ Self.rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
-            w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
-        }
-        var (a, b, c, d, e, f, g, hh) = h
-        for t in 0..<64 {
-            let s1 = Self.rotr(e, 6) ^ Self.rotr(e, 11) ^ Self.rotr(e, 25)
-            let ch = (e & f) ^ (~e & g)
-            let t1 = hh &+ s1 &+ ch &+ Self.k[t] &+ w[t]
-            let s0 = Self.rotr(a, 2) ^ Self.rotr(a, 13) ^ Self.rotr(a, 22)
-            let maj = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ maj
-            hh = g; g = f; f = e; e = d &+ t1
-            d = c; c = b; b = a; a = t1 &+ t2
-        }
-        h = (h.0 &+ a, h.1 &+ b, h.2 &+ c, h.3 &+ d, h.4 &+ e, h.5 &+ f, h.6 &+ g, h.7 &+ hh)
     }
 }

@@ -2,20 +2,37 @@ extension StringProtocol {
     /// ASCII case-insensitive equality without allocating. Field and filter names of the bus
     /// formats are ASCII; non-ASCII bytes must match exactly.
     func asciiCaseInsensitiveEquals(_ other: some StringProtocol) -> Bool {
-        var a = utf8.makeIterator()
-        var b = other.utf8.makeIterator()
-        while true {
-            switch (a.next(), b.next()) {
-            case (nil, nil):
-                return true
-            case (let x?, let y?):
-                if x == y { continue }
-                if asciiLower(x) != asciiLower(y) { return false }
-            default:
-                return false
-            }
-        }
+        asciiBytesEqualIgnoringCase(utf8, other.utf8)
     }
+}
+
+extension String {
+    /// Concrete overload: the generic one is not specialized across every call site, and this
+    /// runs for every element, attribute and filter name of every event.
+    func asciiCaseInsensitiveEquals(_ other: String) -> Bool {
+        asciiBytesEqualIgnoringCase(utf8, other.utf8)
+    }
+}
+
+extension Substring {
+    func asciiCaseInsensitiveEquals(_ other: String) -> Bool {
+        asciiBytesEqualIgnoringCase(utf8, other.utf8)
+    }
+}
+
+@inline(__always)
+func asciiBytesEqualIgnoringCase<A: Collection<UInt8>, B: Collection<UInt8>>(_ a: A, _ b: B) -> Bool {
+    guard a.count == b.count else { return false }
+    var i = a.startIndex
+    var j = b.startIndex
+    while i != a.endIndex {
+        let x = a[i]
+        let y = b[j]
+        if x != y && asciiLower(x) != asciiLower(y) { return false }
+        a.formIndex(after: &i)
+        b.formIndex(after: &j)
+    }
+    return true
 }
 
 @inline(__always)

@@ -18,6 +18,6 @@ struct XElement: Sendable, Hashable {
     /// The value of the first attribute whose name equals `name`, compared ASCII
     /// case-insensitively.
     func attribute(_ name: String) -> String? {
-        attributes.first { $0.name.asciiCaseInsensitiveEquals(name) }?.value
+        attributes.first { $0.name == name }?.value ?? attributes.first { $0.name.asciiCaseInsensitiveEquals(name) }?.value
     }
 }
