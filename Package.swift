@@ -107,6 +107,7 @@ let package = Package(
         .testTarget(
             name: "HeraldCoreTests",
             dependencies: ["HeraldCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            exclude: ["Golden"],
             swiftSettings: strict
         ),
         .testTarget(name: "HeraldAMQPTests", dependencies: ["HeraldAMQP", "HeraldTesting"], swiftSettings: strict),

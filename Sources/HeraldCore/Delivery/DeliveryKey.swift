@@ -1,0 +1,46 @@
+/// The stable identity of one delivery: one message, to one device, for one user.
+///
+/// Derived, never random, so that a redelivered AMQP message yields the same keys: the worker
+/// records a key when the notification is sent and skips it on redelivery, and the senders use
+/// it as `apns-collapse-id` (≤ 64 bytes) and FCM `collapse_key`. The user is part of the key
+/// because one device can receive the same event for two wallets (seed 000).
+///
+/// The value is the lowercase hex SHA-256 of `messageKey`, `deviceId` and `userId` joined by NUL
+/// bytes (so that no two different triples share an input): 64 ASCII characters.
+public struct DeliveryKey: Sendable, Hashable, Codable, CustomStringConvertible, Comparable {
+    public let rawValue: String
+
+    public init(messageKey: String, deviceId: String, userId: String) {
+        var input: [UInt8] = []
+        input.reserveCapacity(messageKey.utf8.count + deviceId.utf8.count + userId.utf8.count + 2)
+        input.append(contentsOf: messageKey.utf8)
+        input.append(0)
+        input.append(contentsOf: deviceId.utf8)
+        input.append(0)
+        input.append(contentsOf: userId.utf8)
+        rawValue = SHA256.hexDigest(input)
+    }
+
+    /// Restores a key read back from the store.
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// A message key for a body that has no AMQP `message-id`: the SHA-256 of the body bytes.
+    public static func messageKey(forBody body: some Sequence<UInt8>) -> String {
+        SHA256.hexDigest(body)
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: DeliveryKey, rhs: DeliveryKey) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}

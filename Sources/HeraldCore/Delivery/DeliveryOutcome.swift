@@ -1,0 +1,31 @@
+/// The one classification of a provider's answer, made by the senders and acted on by the worker
+/// (which never parses provider strings). `reason` is the provider's reason code or a short
+/// description; it must not contain device tokens or payload text.
+public enum DeliveryOutcome: Sendable, Hashable, CustomStringConvertible {
+    /// The provider accepted the notification.
+    case sent
+    /// A transient failure (throttling, 5xx, network): try again, after `after` if the provider
+    /// said so (`Retry-After`), otherwise after the ``RetryPolicy``'s backoff.
+    case retryAfter(Duration?, reason: String)
+    /// The token will never work again (APNs 410 `Unregistered`/`BadDeviceToken`, FCM
+    /// `UNREGISTERED`): deactivate the device.
+    case tokenDead(reason: String)
+    /// This notification will never be accepted (payload too large, bad topic…): record it and
+    /// stop.
+    case permanentFailure(reason: String)
+
+    /// Whether no further attempt will be made for this delivery.
+    public var isTerminal: Bool {
+        if case .retryAfter = self { return false }
+        return true
+    }
+
+    public var description: String {
+        switch self {
+        case .sent: "sent"
+        case .retryAfter(let after, let reason): "retry after \(after.map { "\($0)" } ?? "backoff"): \(reason)"
+        case .tokenDead(let reason): "token dead: \(reason)"
+        case .permanentFailure(let reason): "permanent failure: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,106 @@
+/// Decides who receives an event (seed 000 `EventFilters`).
+///
+/// Rules, in the order they are checked for each subscription:
+/// 1. a disabled subscription receives nothing; a subscription that muted the event's tag, or
+///    that lists tags without the event's tag, does not receive it (tags compare exactly; the
+///    API stores them lowercase; an event without a tag is not restricted by tags);
+/// 2. filters of one name are OR-ed, different names AND-ed, an absent name does not restrict;
+///    names seed 000 does not define are ignored (the decoder reports them);
+/// 3. `UserId`: the subscription's user must be one of the values, unless the event is a
+///    broadcast (`UserId 0`, or no `UserId` on a `News` event; see ``SelectionPolicy`` for other
+///    types without `UserId`);
+/// 4. `CultureId`: ASCII case-insensitive; a language alone (`ru`) matches all its cultures;
+/// 5. `ZoneId`, `BranchId`: exact; a subscription without a zone (branch) does not match an
+///    event that names zones (branches).
+///
+/// A device subscribed for several users receives each selected user's event once per user; a
+/// broadcast reaches each device once, addressed to user `"0"`. Output keeps the order of the
+/// input. Pure and `Sendable`; throws only ``RecipientSelectionError``.
+public struct RecipientSelector: Sendable {
+    public var policy: SelectionPolicy
+
+    public init(policy: SelectionPolicy = .default) {
+        self.policy = policy
+    }
+
+    /// The recipients of `event` among `subscriptions`. `tag` is the event's tag from its
+    /// ``EventMetadata`` (nil: no tag restriction).
+    public func select(_ event: Event, tag: String?, from subscriptions: some Sequence<Subscription>) throws(RecipientSelectionError) -> [Recipient] {
+        let criteria = try Criteria(event: event, policy: policy)
+        var result: [Recipient] = []
+        var seen: Set<String> = []
+        for subscription in subscriptions where criteria.matches(subscription, tag: tag) {
+            if criteria.isBroadcast {
+                guard seen.insert(subscription.platform.rawValue + "\u{0}" + subscription.deviceId).inserted else { continue }
+                result.append(Recipient(subscription: subscription, addressedUserId: "0"))
+            } else {
+                guard seen.insert(subscription.platform.rawValue + "\u{0}" + subscription.deviceId + "\u{0}" + subscription.userId).inserted else { continue }
+                result.append(Recipient(subscription: subscription, addressedUserId: subscription.userId))
+            }
+        }
+        return result
+    }
+
+    /// Whether `subscription` would receive `event` (ignores the once-per-device rule of
+    /// broadcasts).
+    public func matches(_ event: Event, tag: String?, subscription: Subscription) throws(RecipientSelectionError) -> Bool {
+        try Criteria(event: event, policy: policy).matches(subscription, tag: tag)
+    }
+
+    /// The event's filters, gathered once into sets.
+    private struct Criteria {
+        let isBroadcast: Bool
+        let users: Set<String>
+        let cultures: [String]
+        let zones: Set<String>
+        let branches: Set<String>
+
+        init(event: Event, policy: SelectionPolicy) throws(RecipientSelectionError) {
+            var users: Set<String> = []
+            var cultures: [String] = []
+            var zones: Set<String> = []
+            var branches: Set<String> = []
+            for filter in event.filters {
+                switch filter.name {
+                case .userId: users.insert(filter.value)
+                case .cultureId: cultures.append(filter.value.asciiLowercased)
+                case .zoneId: zones.insert(filter.value)
+                case .branchId: branches.insert(filter.value)
+                default: break
+                }
+            }
+            if users.isEmpty && event.type != .news && !policy.broadcastNonNewsWithoutUserId {
+                throw RecipientSelectionError(
+                    code: .noAddressee, eventId: event.id,
+                    reason: "a \(event.type.rawValue) event without a UserId filter is not a broadcast; only News may omit UserId"
+                )
+            }
+            isBroadcast = users.isEmpty || users.contains(where: Event.isBroadcastUserId)
+            self.users = users
+            self.cultures = cultures
+            self.zones = zones
+            self.branches = branches
+        }
+
+        func matches(_ s: Subscription, tag: String?) -> Bool {
+            guard s.isEnabled else { return false }
+            if let tag {
+                if s.mutedTags.contains(tag) { return false }
+                if !s.tags.isEmpty && !s.tags.contains(tag) { return false }
+            }
+            if !isBroadcast && !users.contains(s.userId) { return false }
+            if !cultures.isEmpty && !cultures.contains(where: { Criteria.culture($0, matches: s.culture) }) { return false }
+            if !zones.isEmpty { guard let zone = s.zoneId, zones.contains(zone) else { return false } }
+            if !branches.isEmpty { guard let branch = s.branchId, branches.contains(branch) else { return false } }
+            return true
+        }
+
+        /// `filter` is lowercase. "ru-ru" matches "ru-RU"; "ru" matches "ru-RU" and "ru".
+        static func culture(_ filter: String, matches culture: String) -> Bool {
+            if filter.asciiCaseInsensitiveEquals(culture) { return true }
+            guard !filter.contains("-") else { return false }
+            let language = culture.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            return language.asciiCaseInsensitiveEquals(filter)
+        }
+    }
+}

@@ -1,0 +1,40 @@
+/// One device subscribed for one user: what recipient selection works on.
+///
+/// A device used with two wallets has two subscriptions (seed 000's "two wallets on two
+/// devices" case) and receives each wallet's events. Plain value for the store to persist.
+public struct Subscription: Sendable, Codable, Hashable {
+    /// The hardware id the app sends (`"id"` in `Subscribe.ashx`).
+    public var deviceId: String
+    /// The provider token (APNs device token, FCM registration token; `"uri"` in the seed).
+    public var token: String
+    public var platform: Platform
+    /// The wallet (user) id, as in the events' `UserId` filter.
+    public var userId: String
+    /// The culture the user reads (`ru-RU`, `en-US`; the legacy API sends lowercase).
+    public var culture: String
+    public var zoneId: String?
+    public var branchId: String?
+    /// The tags (event categories) subscribed to. Empty means every tag (the default after a
+    /// first subscription).
+    public var tags: Set<String>
+    /// Tags the user muted in the app's settings; they win over ``tags``.
+    public var mutedTags: Set<String>
+    /// The app-wide switch ("Настройки > Уведомления"): a disabled subscription receives nothing.
+    public var isEnabled: Bool
+
+    public init(
+        deviceId: String, token: String, platform: Platform, userId: String, culture: String,
+        zoneId: String? = nil, branchId: String? = nil, tags: Set<String> = [], mutedTags: Set<String> = [], isEnabled: Bool = true
+    ) {
+        self.deviceId = deviceId
+        self.token = token
+        self.platform = platform
+        self.userId = userId
+        self.culture = culture
+        self.zoneId = zoneId
+        self.branchId = branchId
+        self.tags = tags
+        self.mutedTags = mutedTags
+        self.isEnabled = isEnabled
+    }
+}

@@ -1,0 +1,23 @@
+/// One element of a parsed XML document: its name (prefix included, as written), attributes in
+/// document order, child elements, and the concatenation of its own character data (text and
+/// CDATA, entities resolved, line ends normalised). Mixed-content positions are not kept: the
+/// formats Herald reads (seed 000's `PushNotification` and `.resx`) do not need them.
+struct XElement: Sendable, Hashable {
+    struct Attribute: Sendable, Hashable {
+        var name: String
+        var value: String
+    }
+
+    var name: String
+    var attributes: [Attribute]
+    var children: [XElement]
+    var text: String
+    /// Byte offset of the element's `<` in the document.
+    var offset: Int
+
+    /// The value of the first attribute whose name equals `name`, compared ASCII
+    /// case-insensitively.
+    func attribute(_ name: String) -> String? {
+        attributes.first { $0.name == name }?.value ?? attributes.first { $0.name.asciiCaseInsensitiveEquals(name) }?.value
+    }
+}

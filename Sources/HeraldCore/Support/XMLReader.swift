@@ -1,0 +1,397 @@
+/// A small, strict, non-validating XML 1.0 reader for the documents Herald accepts: elements,
+/// attributes, character data, CDATA, comments, processing instructions and the XML declaration.
+///
+/// It is deliberately safer than a general parser: any `<!DOCTYPE` (and so every DTD, external
+/// entity and entity-expansion bomb) is refused, only the five predefined entities and numeric
+/// character references are resolved, nesting depth is bounded, and it never recurses. Input must
+/// be valid UTF-8 (validated by the caller). A value type used once; no shared state.
+struct XMLReader {
+    struct Limits {
+        var maxDepth: Int
+        /// Attributes on one element; the duplicate check is linear, so this also bounds its cost.
+        var maxAttributes: Int = 64
+    }
+
+    struct SyntaxError: Error {
+        enum Kind { case syntax, forbidden, depth, encoding }
+        var offset: Int
+        var reason: String
+        var kind: Kind = .syntax
+        /// Names of the elements open where the error was found, outermost first.
+        var openElements: [String] = []
+    }
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var i = 0
+    private let limits: Limits
+    private var stack: [Frame] = []
+
+    private init(bytes: UnsafeBufferPointer<UInt8>, limits: Limits) {
+        self.bytes = bytes
+        self.limits = limits
+    }
+
+    static func parse(_ bytes: [UInt8], limits: Limits) throws(SyntaxError) -> XElement {
+        let result: Result<XElement, SyntaxError> = bytes.withUnsafeBufferPointer { buffer in
+            var reader = XMLReader(bytes: buffer, limits: limits)
+            do throws(SyntaxError) {
+                return .success(try reader.parseDocument())
+            } catch {
+                var error = error
+                error.openElements = reader.stack.map(\.name)
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private struct Frame {
+        var name: String
+        var attributes: [XElement.Attribute]
+        var children: [XElement] = []
+        var text: [UInt8] = []
+        var offset: Int
+    }
+
+    // MARK: - Document
+
+    private mutating func parseDocument() throws(SyntaxError) -> XElement {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { i = 3 }
+        if startsWith("<?xml"), i + 5 < bytes.count, isWhitespace(bytes[i + 5]) {
+            try parseDeclaration()
+        }
+        var root: XElement?
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == UInt8(ascii: "<") {
+                if startsWith("<!--") {
+                    try skipPast("-->", what: "comment")
+                } else if startsWith("<![CDATA[") {
+                    guard !stack.isEmpty else { throw SyntaxError(offset: i, reason: "CDATA section outside the root element") }
+                    let start = i + 9
+                    i = start
+                    let end = try find("]]>", what: "CDATA section")
+                    var text = stack[stack.count - 1].text
+                    stack[stack.count - 1].text = []
+                    try appendChecked(start..<end, to: &text)
+                    stack[stack.count - 1].text = text
+                    i = end + 3
+                } else if startsWith("<!") {
+                    throw SyntaxError(offset: i, reason: "document type declarations (DTD, entities) are not allowed", kind: .forbidden)
+                } else if startsWith("<?") {
+                    let start = i
+                    i += 2
+                    let target = parseName()
+                    if target.asciiCaseInsensitiveEquals("xml") {
+                        throw SyntaxError(offset: start, reason: "XML declaration not at the start of the document")
+                    }
+                    try skipPast("?>", what: "processing instruction")
+                } else if startsWith("</") {
+                    let start = i
+                    i += 2
+                    let name = parseName()
+                    skipWhitespace()
+                    guard peek(UInt8(ascii: ">")) else { throw SyntaxError(offset: i, reason: "expected '>' to close the end tag") }
+                    i += 1
+                    guard let open = stack.last else { throw SyntaxError(offset: start, reason: "end tag without a start tag") }
+                    guard open.name == name else {
+                        throw SyntaxError(
+                            offset: start,
+                            reason: "<\(open.name.prefix(64))> opened at \(XMLReader.position(of: open.offset, in: bytes)) is not closed before </\(name.prefix(64))>"
+                        )
+                    }
+                    let frame = stack.removeLast()
+                    let element = XElement(
+                        name: frame.name, attributes: frame.attributes, children: frame.children,
+                        text: String(decoding: frame.text, as: UTF8.self), offset: frame.offset
+                    )
+                    if stack.isEmpty { root = element } else { stack[stack.count - 1].children.append(element) }
+                } else {
+                    let start = i
+                    if root != nil && stack.isEmpty { throw SyntaxError(offset: i, reason: "more than one root element") }
+                    if stack.count >= limits.maxDepth {
+                        throw SyntaxError(offset: i, reason: "elements nested deeper than \(limits.maxDepth) levels", kind: .depth)
+                    }
+                    i += 1
+                    let name = parseName()
+                    guard !name.isEmpty else { throw SyntaxError(offset: start, reason: "invalid element name") }
+                    let attributes = try parseAttributes()
+                    if startsWith("/>") {
+                        i += 2
+                        let element = XElement(name: name, attributes: attributes, children: [], text: "", offset: start)
+                        if stack.isEmpty { root = element } else { stack[stack.count - 1].children.append(element) }
+                    } else if peek(UInt8(ascii: ">")) {
+                        i += 1
+                        stack.append(Frame(name: name, attributes: attributes, offset: start))
+                    } else {
+                        throw SyntaxError(offset: i, reason: "expected '>' or '/>' in the start tag of <\(name.prefix(64))>")
+                    }
+                }
+            } else if stack.isEmpty {
+                guard isWhitespace(b) else {
+                    throw SyntaxError(offset: i, reason: root == nil ? "text before the root element" : "text after the root element")
+                }
+                i += 1
+            } else {
+                // Move the text out so that the parser (which mutates self) owns it alone.
+                var text = stack[stack.count - 1].text
+                stack[stack.count - 1].text = []
+                try parseCharacterData(into: &text)
+                stack[stack.count - 1].text = text
+            }
+        }
+        if let open = stack.last {
+            throw SyntaxError(offset: open.offset, reason: "unexpected end of document: <\(open.name.prefix(64))> is not closed")
+        }
+        guard let root else { throw SyntaxError(offset: i, reason: "no root element") }
+        return root
+    }
+
+    /// `<?xml version="1.0" encoding="…" standalone="…"?>`. Only UTF-8 documents are read; a
+    /// declaration of `utf-16` is tolerated because the bytes have already been proven to be
+    /// ASCII-compatible (a common .NET mislabel when XML is written through a `StringWriter`).
+    private mutating func parseDeclaration() throws(SyntaxError) {
+        let start = i
+        i += 5
+        let attributes = try parseAttributes()
+        guard startsWith("?>") else { throw SyntaxError(offset: i, reason: "malformed XML declaration") }
+        i += 2
+        if let encoding = attributes.first(where: { $0.name == "encoding" })?.value {
+            let accepted = ["utf-8", "utf8", "us-ascii", "ascii", "utf-16"]
+            if !accepted.contains(where: { encoding.asciiCaseInsensitiveEquals($0) }) {
+                throw SyntaxError(offset: start, reason: "declared encoding \(encoding.prefix(32)) is not supported; send UTF-8", kind: .encoding)
+            }
+        }
+    }
+
+    // MARK: - Pieces
+
+    /// "line L, column C" of a byte offset (columns count bytes).
+    static func position(of offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> String {
+        var line = 1
+        var lineStart = 0
+        let end = min(offset, bytes.count)
+        for k in 0..<end where bytes[k] == 0x0A {
+            line += 1
+            lineStart = k + 1
+        }
+        return "line \(line), column \(end - lineStart + 1)"
+    }
+
+    private mutating func parseAttributes() throws(SyntaxError) -> [XElement.Attribute] {
+        var attributes: [XElement.Attribute] = []
+        while true {
+            let hadSpace = skipWhitespace()
+            guard i < bytes.count else { throw SyntaxError(offset: i, reason: "unexpected end of document in a tag") }
+            let b = bytes[i]
+            if b == UInt8(ascii: ">") || b == UInt8(ascii: "/") || b == UInt8(ascii: "?") { return attributes }
+            guard hadSpace else { throw SyntaxError(offset: i, reason: "whitespace expected between attributes") }
+            let nameOffset = i
+            if attributes.count >= limits.maxAttributes {
+                throw SyntaxError(offset: i, reason: "more than \(limits.maxAttributes) attributes on one element", kind: .depth)
+            }
+            let name = parseName()
+            guard !name.isEmpty else { throw SyntaxError(offset: i, reason: "invalid attribute name") }
+            skipWhitespace()
+            guard peek(UInt8(ascii: "=")) else { throw SyntaxError(offset: i, reason: "expected '=' after attribute \(name.prefix(64))") }
+            i += 1
+            skipWhitespace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") || bytes[i] == UInt8(ascii: "'") else {
+                throw SyntaxError(offset: i, reason: "attribute value must be quoted")
+            }
+            let quote = bytes[i]
+            i += 1
+            var value: [UInt8] = []
+            while true {
+                guard i < bytes.count else { throw SyntaxError(offset: nameOffset, reason: "unterminated attribute value") }
+                let c = bytes[i]
+                if c == quote { i += 1; break }
+                switch c {
+                case UInt8(ascii: "<"):
+                    throw SyntaxError(offset: i, reason: "'<' is not allowed in an attribute value")
+                case UInt8(ascii: "&"):
+                    try parseReference(into: &value)
+                case 0x0D:
+                    value.append(0x20)
+                    i += 1
+                    if peek(0x0A) { i += 1 }
+                case 0x09, 0x0A:
+                    value.append(0x20)
+                    i += 1
+                case 0..<0x20:
+                    throw SyntaxError(offset: i, reason: "control character not allowed in XML")
+                default:
+                    value.append(c)
+                    i += 1
+                }
+            }
+            if attributes.contains(where: { $0.name == name }) {
+                throw SyntaxError(offset: nameOffset, reason: "duplicate attribute \(name.prefix(64))")
+            }
+            attributes.append(.init(name: name, value: String(decoding: value, as: UTF8.self)))
+        }
+    }
+
+    /// Text up to the next `<`, with references resolved and line ends normalised.
+    private mutating func parseCharacterData(into text: inout [UInt8]) throws(SyntaxError) {
+        var runStart = i
+        while i < bytes.count {
+            let c = bytes[i]
+            switch c {
+            case UInt8(ascii: "<"):
+                text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                return
+            case UInt8(ascii: "&"):
+                text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                try parseReference(into: &text)
+                runStart = i
+            case 0x0D:
+                text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                text.append(0x0A)
+                i += 1
+                if peek(0x0A) { i += 1 }
+                runStart = i
+            case 0x09, 0x0A:
+                i += 1
+            case 0..<0x20:
+                throw SyntaxError(offset: i, reason: "control character not allowed in XML")
+            default:
+                i += 1
+            }
+        }
+        text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+    }
+
+    /// `&lt;` `&gt;` `&amp;` `&quot;` `&apos;` `&#N;` `&#xH;`. Any other entity is refused: without
+    /// a DTD none can be defined, and refusing them is what keeps entity bombs out.
+    private mutating func parseReference(into out: inout [UInt8]) throws(SyntaxError) {
+        let start = i
+        i += 1
+        var end = i
+        while end < bytes.count, bytes[end] != UInt8(ascii: ";"), end - i < 12 { end += 1 }
+        guard end < bytes.count, bytes[end] == UInt8(ascii: ";") else {
+            throw SyntaxError(offset: start, reason: "'&' must start an entity or character reference ending with ';'")
+        }
+        let body = UnsafeBufferPointer(rebasing: bytes[i..<end])
+        i = end + 1
+        if body.first == UInt8(ascii: "#") {
+            var value: UInt32 = 0
+            var digits = body.dropFirst()
+            var radix: UInt32 = 10
+            if digits.first == UInt8(ascii: "x") {
+                radix = 16
+                digits = digits.dropFirst()
+            }
+            guard !digits.isEmpty else { throw SyntaxError(offset: start, reason: "empty character reference") }
+            for d in digits {
+                let v: UInt32
+                switch d {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): v = UInt32(d - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f") where radix == 16: v = UInt32(d - UInt8(ascii: "a") + 10)
+                case UInt8(ascii: "A")...UInt8(ascii: "F") where radix == 16: v = UInt32(d - UInt8(ascii: "A") + 10)
+                default: throw SyntaxError(offset: start, reason: "invalid character reference")
+                }
+                value = value * radix + v
+                if value > 0x10FFFF { throw SyntaxError(offset: start, reason: "character reference out of range") }
+            }
+            let legal = value == 0x9 || value == 0xA || value == 0xD || (0x20...0xD7FF).contains(value)
+                || (0xE000...0xFFFD).contains(value) || (0x10000...0x10FFFF).contains(value)
+            guard legal else { throw SyntaxError(offset: start, reason: "character reference to a character not allowed in XML") }
+            appendUTF8(value, to: &out)
+            return
+        }
+        switch String(decoding: body, as: UTF8.self) {
+        case "lt": out.append(UInt8(ascii: "<"))
+        case "gt": out.append(UInt8(ascii: ">"))
+        case "amp": out.append(UInt8(ascii: "&"))
+        case "quot": out.append(UInt8(ascii: "\""))
+        case "apos": out.append(UInt8(ascii: "'"))
+        default:
+            throw SyntaxError(offset: start, reason: "undefined entity reference (only the five predefined entities are allowed)", kind: .forbidden)
+        }
+    }
+
+    /// Appends raw bytes (CDATA) after checking for characters XML forbids.
+    private func appendChecked(_ range: Range<Int>, to text: inout [UInt8]) throws(SyntaxError) {
+        var k = range.lowerBound
+        while k < range.upperBound {
+            let c = bytes[k]
+            if c == 0x0D {
+                text.append(0x0A)
+                if k + 1 < range.upperBound, bytes[k + 1] == 0x0A { k += 1 }
+            } else if c < 0x20 && c != 0x09 && c != 0x0A {
+                throw SyntaxError(offset: k, reason: "control character not allowed in XML")
+            } else {
+                text.append(c)
+            }
+            k += 1
+        }
+    }
+
+    private mutating func parseName() -> String {
+        let start = i
+        while i < bytes.count {
+            switch bytes[i] {
+            case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: "/"), UInt8(ascii: ">"), UInt8(ascii: "="),
+                UInt8(ascii: "<"), UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "?"), UInt8(ascii: "!"),
+                UInt8(ascii: "&"), UInt8(ascii: ";"):
+                return finishName(start)
+            case 0..<0x20:
+                return finishName(start)
+            default:
+                i += 1
+            }
+        }
+        return finishName(start)
+    }
+
+    private mutating func finishName(_ start: Int) -> String {
+        guard i > start else { return "" }
+        let first = bytes[start]
+        if first == UInt8(ascii: "-") || first == UInt8(ascii: ".") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) {
+            i = start
+            return ""
+        }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+    }
+
+    private mutating func find(_ terminator: StaticString, what: String) throws(SyntaxError) -> Int {
+        let t = UnsafeBufferPointer(start: terminator.utf8Start, count: terminator.utf8CodeUnitCount)
+        var k = i
+        while k + t.count <= bytes.count {
+            if bytes[k] == t[0] {
+                var match = true
+                for j in 1..<t.count where bytes[k + j] != t[j] {
+                    match = false
+                    break
+                }
+                if match { return k }
+            }
+            k += 1
+        }
+        throw SyntaxError(offset: i, reason: "unterminated \(what)")
+    }
+
+    private mutating func skipPast(_ terminator: StaticString, what: String) throws(SyntaxError) {
+        let end = try find(terminator, what: what)
+        i = end + terminator.utf8CodeUnitCount
+    }
+
+    private func startsWith(_ s: StaticString) -> Bool {
+        let n = s.utf8CodeUnitCount
+        guard i + n <= bytes.count else { return false }
+        let p = s.utf8Start
+        for k in 0..<n where bytes[i + k] != p[k] { return false }
+        return true
+    }
+
+    @discardableResult
+    private mutating func skipWhitespace() -> Bool {
+        let start = i
+        while i < bytes.count, isWhitespace(bytes[i]) { i += 1 }
+        return i > start
+    }
+
+    private func peek(_ b: UInt8) -> Bool { i < bytes.count && bytes[i] == b }
+    private func isWhitespace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+}

@@ -1,0 +1,58 @@
+/// Why a template could not be read, found or rendered. Its ``description`` names the event,
+/// culture and platform involved and never contains event parameter values.
+public struct TemplateError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// No template for the event in the culture, its language, or the default culture.
+        public static let noTemplate = Code(rawValue: "noTemplate")
+        /// A placeholder `{n}` refers past the event's last parameter.
+        public static let missingParameter = Code(rawValue: "missingParameter")
+        /// A placeholder that is not `{n}` (a name, a format or alignment component).
+        public static let unknownPlaceholder = Code(rawValue: "unknownPlaceholder")
+        /// An unclosed `{` or an unescaped `}`.
+        public static let malformedTemplate = Code(rawValue: "malformedTemplate")
+        /// A `.resx` document that is not well-formed or not a string resource file.
+        public static let invalidResource = Code(rawValue: "invalidResource")
+        /// The event metadata file is not valid.
+        public static let invalidMetadata = Code(rawValue: "invalidMetadata")
+        /// Two templates for one event, culture and platform.
+        public static let duplicateTemplate = Code(rawValue: "duplicateTemplate")
+        /// A template file name that is not `AndroidMessages.<culture>.resx` or
+        /// `AppleMessages.<culture>.resx`.
+        public static let invalidFileName = Code(rawValue: "invalidFileName")
+    }
+
+    public var code: Code
+    public var eventId: String?
+    public var culture: String?
+    public var platform: Platform?
+    /// The file or resource involved (`AppleMessages.ru-RU.resx`, `AgentPayment.Title`).
+    public var source: String?
+    public var reason: String
+
+    public init(code: Code, eventId: String? = nil, culture: String? = nil, platform: Platform? = nil, source: String? = nil, reason: String) {
+        self.code = code
+        self.eventId = eventId
+        self.culture = culture
+        self.platform = platform
+        self.source = source
+        self.reason = reason
+    }
+
+    /// `noTemplate for event EVENT 006 (culture ru-RU, platform ios): …`.
+    public var description: String {
+        var s = code.rawValue
+        if let eventId { s += " for event \(eventId.prefix(128))" }
+        var context: [String] = []
+        if let culture { context.append("culture \(culture.prefix(32))") }
+        if let platform { context.append("platform \(platform)") }
+        if let source { context.append("in \(source.prefix(128))") }
+        if !context.isEmpty { s += " (" + context.joined(separator: ", ") + ")" }
+        return s + ": " + reason
+    }
+
+    public var debugDescription: String { "TemplateError(\(description))" }
+}

@@ -1,0 +1,137 @@
+import ArgumentParser
+import Foundation
+import HeraldCore
+
+/// `herald preview`: a dry run for producers and operators, with no broker and no database.
+/// Decodes event files exactly as the worker would, renders them with the templates of a
+/// directory, and prints the payload a device of the given culture and platform would get.
+struct PreviewCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "preview",
+        abstract: "Decode event files (XML or JSON) and print the payload a device would receive.",
+        discussion: """
+            Nothing is sent and nothing is stored. Each file is decoded like a message from the \
+            bus; the decoded event is printed, then the exact payload JSON (sorted keys) for a \
+            device of the chosen culture, platform and payload profile. A file that cannot be \
+            decoded or rendered prints the typed error (field and reason); the exit status is \
+            then non-zero.
+            """
+    )
+
+    @Argument(help: "Event files: seed 000 XML (<PushNotification>) or JSON.")
+    var eventFiles: [String]
+
+    @Option(help: "Folder with *.resx templates and events.json.")
+    var templates: String = "templates"
+
+    @Option(help: "Culture of the device (default: the event's CultureId filter, else the default culture).")
+    var culture: String?
+
+    @Option(help: "Last step of culture fallback.")
+    var defaultCulture: String = "ru-RU"
+
+    @Option(help: "Platform of the device: ios or android.")
+    var platform: String = "ios"
+
+    @Option(help: "Payload profile: legacy (seed 000 shapes) or modern.")
+    var profile: String = "legacy"
+
+    @Option(help: "User the payload is addressed to (default: the event's first UserId, or 0 for a broadcast).")
+    var user: String?
+
+    @Option(help: "Device token written into FCM messages.")
+    var token: String = "PREVIEW-DEVICE-TOKEN"
+
+    mutating func validate() throws {
+        guard Platform(name: platform) != nil else { throw ValidationError("--platform must be ios or android") }
+        guard PayloadProfile(rawValue: profile.lowercased()) != nil else { throw ValidationError("--profile must be legacy or modern") }
+    }
+
+    func run() throws {
+        let platform = Platform(name: platform)!
+        let profile = PayloadProfile(rawValue: profile.lowercased())!
+        let catalog: TemplateCatalog
+        do {
+            catalog = try loadCatalog()
+        } catch {
+            printError("error: \(templates): \(error)")
+            throw ExitCode(2)
+        }
+        for problem in catalog.problems { printError("warning: \(problem)") }
+
+        var failures = 0
+        for (index, path) in eventFiles.enumerated() {
+            if index > 0 { print("") }
+            do {
+                try preview(path, catalog: catalog, platform: platform, profile: profile)
+            } catch {
+                failures += 1
+                printError("error: \(path): \(error)")
+            }
+        }
+        if failures > 0 { throw ExitCode.failure }
+    }
+
+    private func preview(_ path: String, catalog: TemplateCatalog, platform: Platform, profile: PayloadProfile) throws {
+        let bytes = try readFile(path)
+        print("== \(path)")
+        let decoded = try EventDecoder().decode(bytes)
+        let event = decoded.event
+        print("format:        \(decoded.format)")
+        print("EventId:       \(event.id)")
+        print("EventType:     \(event.type.rawValue)")
+        print("EventDateTime: \(event.dateTime)")
+        print("EventFilters:  \(event.filters.isEmpty ? "(none)" : event.filters.map { "\($0.name)=\($0.value)" }.joined(separator: ", "))")
+        print("EventParams:   \(event.params.isEmpty ? "(none)" : event.params.enumerated().map { "{\($0.offset)} \($0.element.name)=\($0.element.value)" }.joined(separator: ", "))")
+        for note in decoded.notes { print("note:          \(note)") }
+
+        let culture = self.culture ?? event.filterValues(.cultureId).first ?? defaultCulture
+        let userId = user ?? (event.isBroadcast ? "0" : event.userIds.first ?? "0")
+        let rendered = try catalog.render(event, culture: culture, platform: platform)
+        print("device:        \(platform), culture \(culture) (template \(rendered.culture)), user \(userId), profile \(profile)")
+        print("title:         \(rendered.title)")
+        print("body:          \(rendered.body)")
+
+        let deliveryKey = DeliveryKey(messageKey: DeliveryKey.messageKey(forBody: bytes), deviceId: "preview-device", userId: userId)
+        let payload = try PayloadBuilder(profile: profile).build(
+            rendered, event: event, target: PushTarget(platform: platform, token: token, userId: userId),
+            deliveryKey: deliveryKey, now: Date()
+        )
+        if let apns = payload.apns {
+            var headers = "apns-push-type: \(apns.pushType.rawValue), apns-priority: \(apns.priority), apns-collapse-id: \(apns.collapseId)"
+            if let expiration = apns.expiration { headers += ", apns-expiration: \(expiration)" }
+            print("headers:       \(headers)")
+        }
+        print("payload (\(payload.body.count) bytes\(payload.wasShortened ? ", body shortened" : "")):")
+        print(payload.json.prettyPrinted())
+    }
+
+    private func loadCatalog() throws -> TemplateCatalog {
+        let folder = URL(fileURLWithPath: templates, isDirectory: true)
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        } catch {
+            throw ValidationError("cannot read the templates folder (use --templates DIR): \(error.localizedDescription)")
+        }
+        var files: [TemplateSource] = []
+        for name in names.sorted() where name.lowercased().hasSuffix(".resx") || name == EventMetadataFile.fileName {
+            files.append(TemplateSource(fileName: name, contents: try readFile(folder.appendingPathComponent(name).path)))
+        }
+        guard files.contains(where: { $0.fileName.lowercased().hasSuffix(".resx") }) else {
+            throw ValidationError("no .resx files in the templates folder (use --templates DIR)")
+        }
+        return try TemplateBundle.catalog(files: files, defaultCulture: defaultCulture)
+    }
+
+    private func readFile(_ path: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("cannot read \(path)")
+        }
+        return [UInt8](data)
+    }
+
+    private func printError(_ message: String) {
+        FileHandle.standardError.write(Data("\(message)\n".utf8))
+    }
+}

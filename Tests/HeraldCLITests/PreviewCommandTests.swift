@@ -1,0 +1,116 @@
+import Foundation
+import HeraldTesting
+import Testing
+
+/// `herald preview`, run as a separate process the way a producer would run it.
+@Suite struct PreviewCommandTests {
+    /// Seed 000's XML sample (with its `</EventDateTime>` glitch corrected).
+    static let seedXML = """
+        <PushNotification>
+         <EventId>EVENT 006</EventId>
+         <EventType>Message</EventType>
+         <EventDateTime>2014-04-30T17:32:47.4123771+03:00</EventDateTime>
+         <EventFilters>
+          <Filter name="UserId" value="119973638970" />
+          <Filter name="UserId" value="119973638971" />
+          <Filter name="UserId" value="119973638972" />
+          <Filter name="CultureId" value="ru-RU" />
+          <Filter name="ZoneId" value="w1" />
+          <Filter name="ZoneId" value="yessplay" />
+          <Filter name="BranchId" value="101" />
+         </EventFilters>
+         <EventParams>
+          <EventParam name="n1" value="v1" />
+          <EventParam name="n2" value="v2" />
+          <EventParam name="n3" value="v3" />
+         </EventParams>
+        </PushNotification>
+        """
+
+    static let templates = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("templates").path
+
+    /// Writes `files` into a fresh temporary folder, runs `body` with their paths, removes it.
+    func withFiles(_ files: [String: String], _ body: ([String: String]) throws -> Void) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-preview-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var paths: [String: String] = [:]
+        for (name, text) in files {
+            let url = folder.appendingPathComponent(name)
+            try Data(text.utf8).write(to: url)
+            paths[name] = url.path
+        }
+        try body(paths)
+    }
+
+    @Test func tableTwoEventPrintsRussianTextAndParametersInOrder() throws {
+        try withFiles(["transfer.xml": Self.seedXML.replacingOccurrences(of: "EVENT 006", with: "TransferIssued")]) { paths in
+            let result = try HeraldCLI.run(["preview", paths["transfer.xml"]!, "--templates", Self.templates], timeout: .seconds(60))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("EventId:       TransferIssued"))
+            #expect(result.stdout.contains("\"alert\": \"Вам поступил перевод.\""), "\(result.stdout)")
+            #expect(result.stdout.contains("\"acme_eid\": \"TransferIssued\""))
+            #expect(result.stdout.contains("\"acme_userid\": \"119973638970\""))
+            let v1 = try #require(result.stdout.range(of: "\"value\": \"v1\""))
+            let v2 = try #require(result.stdout.range(of: "\"value\": \"v2\""))
+            let v3 = try #require(result.stdout.range(of: "\"value\": \"v3\""))
+            #expect(v1.lowerBound < v2.lowerBound && v2.lowerBound < v3.lowerBound)
+            #expect(result.stdout.contains("apns-push-type: alert, apns-priority: 10"))
+        }
+    }
+
+    @Test func otherCulturesPlatformsProfilesAndJSON() throws {
+        let json = """
+            {"EventId": "UserStateIsBlocked", "EventType": "Message", "EventDateTime": "2014-04-30T17:32:47.4123771+03:00",
+             "EventFilters": [{"Name": "UserId", "Value": "42"}], "EventParams": [{"Name": "a", "Value": "x"}]}
+            """
+        try withFiles(["blocked.json": json]) { paths in
+            let result = try HeraldCLI.run(
+                ["preview", paths["blocked.json"]!, "--templates", Self.templates, "--culture", "en-US", "--platform", "android", "--profile", "modern", "--token", "tok"],
+                timeout: .seconds(60))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("format:        json"))
+            #expect(result.stdout.contains("\"body\": \"Transfers suspended\""), "\(result.stdout)")
+            #expect(result.stdout.contains("\"token\": \"tok\""))
+            #expect(result.stdout.contains("\"userid\": \"42\""))
+        }
+    }
+
+    @Test func sampleAsItStandsHasNoTemplate() throws {
+        try withFiles(["sample.xml": Self.seedXML]) { paths in
+            let result = try HeraldCLI.run(["preview", paths["sample.xml"]!, "--templates", Self.templates], timeout: .seconds(60))
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("noTemplate for event EVENT 006"), "\(result.stderr)")
+            #expect(result.stdout.contains("EventId:       EVENT 006"), "the decoded event is still shown")
+        }
+    }
+
+    @Test func brokenFileNamesTheField() throws {
+        let broken = Self.seedXML.replacingOccurrences(of: "+03:00</EventDateTime>", with: "+03:00/EventDateTime>")
+        let badType = Self.seedXML.replacingOccurrences(of: ">Message<", with: ">Sms<")
+        try withFiles(["broken.xml": broken, "badtype.xml": badType, "good.xml": Self.seedXML.replacingOccurrences(of: "EVENT 006", with: "InvoicePaid")]) { paths in
+            let result = try HeraldCLI.run(
+                ["preview", paths["broken.xml"]!, paths["good.xml"]!, paths["badtype.xml"]!, "--templates", Self.templates], timeout: .seconds(60))
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("malformedDocument at EventDateTime"), "\(result.stderr)")
+            #expect(result.stderr.contains("invalidValue at EventType: must be one of Message, News, Notification, System"), "\(result.stderr)")
+            #expect(result.stdout.contains("Ваш счет успешно оплачен."), "good files in between are still previewed")
+        }
+    }
+
+    @Test func badOptionsAndMissingTemplates() throws {
+        try withFiles(["a.xml": Self.seedXML]) { paths in
+            let platform = try HeraldCLI.run(["preview", paths["a.xml"]!, "--platform", "windows"], timeout: .seconds(60))
+            #expect(platform.status != 0)
+            #expect(platform.stderr.contains("--platform must be ios or android"))
+            let missing = try HeraldCLI.run(["preview", paths["a.xml"]!, "--templates", "/nonexistent-herald-templates"], timeout: .seconds(60))
+            #expect(missing.status != 0)
+            #expect(missing.stderr.contains("templates folder"))
+            let absent = try HeraldCLI.run(["preview", "/nonexistent-herald-event.xml", "--templates", Self.templates], timeout: .seconds(60))
+            #expect(absent.status != 0)
+            #expect(absent.stderr.contains("cannot read"))
+        }
+    }
+}

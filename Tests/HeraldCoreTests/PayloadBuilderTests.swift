@@ -1,0 +1,246 @@
+import Foundation
+@testable import HeraldCore
+import PropertyBased
+import Testing
+
+@Suite struct PayloadBuilderTests {
+    /// 2014-04-30T14:32:47Z: the seed sample's instant, whole seconds.
+    static let now = Date(timeIntervalSince1970: 1_398_868_367)
+    static let key = DeliveryKey(messageKey: "seed-000-sample", deviceId: "device-1", userId: "119973638970")
+
+    static func event(_ id: String, type: EventType = .message, params: [EventParameter] = SeedSamples.event.params) -> Event {
+        var e = SeedSamples.event
+        e.id = id
+        e.type = type
+        e.params = params
+        return e
+    }
+
+    static func target(_ platform: Platform) -> PushTarget {
+        PushTarget(platform: platform, token: platform == .ios ? "apns-token-1" : "fcm-token-1", userId: "119973638970")
+    }
+
+    func payload(_ eventId: String, _ platform: Platform, _ profile: PayloadProfile, culture: String = "ru-RU", type: EventType = .message,
+                 style: APNsAlertStyle = .text, badge: Int? = nil) throws -> PushPayload {
+        let catalog = try RepositoryFiles.shippedCatalog()
+        let event = Self.event(eventId, type: type)
+        let rendered = try catalog.render(event, culture: culture, platform: platform)
+        return try PayloadBuilder(profile: profile, apnsAlertStyle: style)
+            .build(rendered, event: event, target: Self.target(platform), deliveryKey: Self.key, now: Self.now, badge: badge)
+    }
+
+    /// Compares the payload body byte for byte with `Golden/<name>.json` (canonical JSON and a
+    /// newline). `HERALD_UPDATE_GOLDEN=1` rewrites the file instead; a missing file fails.
+    func checkGolden(_ payload: PushPayload, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let url = RepositoryFiles.goldenFolder.appendingPathComponent(name + ".json")
+        let actual = payload.body + [0x0A]
+        if ProcessInfo.processInfo.environment["HERALD_UPDATE_GOLDEN"] == "1" {
+            try Data(actual).write(to: url)
+            return
+        }
+        let expected = try #require(FileManager.default.contents(atPath: url.path), "missing golden \(name).json", sourceLocation: sourceLocation)
+        #expect([UInt8](expected) == actual, "\(name): got \(String(decoding: actual, as: UTF8.self))", sourceLocation: sourceLocation)
+        // Goldens are valid JSON for Foundation too.
+        #expect((try? JSONSerialization.jsonObject(with: expected)) != nil, sourceLocation: sourceLocation)
+    }
+
+    @Test func legacyAppleShapeIsTheSeeds() throws {
+        let p = try payload("TransferIssued", .ios, .legacy)
+        try checkGolden(p, "legacy-ios-TransferIssued-ru")
+        #expect(p.json["aps"]?["alert"] == .string("Вам поступил перевод."))
+        #expect(p.json["aps"]?["acme_eid"] == .string("TransferIssued"))
+        #expect(p.json["aps"]?["acme_userid"] == .string("119973638970"))
+        #expect(p.json["aps"]?["acme_params"] == .array(["v1", "v2", "v3"].enumerated().map { .object(["name": .string("n\($0.offset + 1)"), "value": .string($0.element)]) }))
+        #expect(p.apns == APNsRequestOptions(pushType: .alert, priority: 10, expiration: 1_398_868_367 + 86_400, collapseId: Self.key.rawValue))
+        #expect(!p.wasShortened)
+        try checkGolden(try payload("TransferIssued", .ios, .legacy, culture: "en-US"), "legacy-ios-TransferIssued-en")
+    }
+
+    @Test func legacyAndroidShapeIsTheSeeds() throws {
+        let p = try payload("TransferIssued", .android, .legacy)
+        try checkGolden(p, "legacy-android-TransferIssued-ru")
+        let data = try #require(p.json["message"]?["data"])
+        #expect(data == .object([
+            "msg": .string("Вам поступил перевод."),
+            "eid": .string("TransferIssued"),
+            "userid": .string("119973638970"),
+            "params": .string(#"[{"name":"n1","value":"v1"},{"name":"n2","value":"v2"},{"name":"n3","value":"v3"}]"#),
+        ]))
+        #expect(p.json["message"]?["token"] == .string("fcm-token-1"))
+        #expect(p.apns == nil)
+    }
+
+    @Test func modernApple() throws {
+        let money = try payload("TransferIssued", .ios, .modern, badge: 3)
+        try checkGolden(money, "modern-ios-TransferIssued-ru")
+        #expect(money.json["aps"]?["mutable-content"] == .int(1), "private")
+        #expect(money.json["aps"]?["sound"] == .string("default"))
+        #expect(money.json["aps"]?["thread-id"] == .string("transfers"))
+        #expect(money.json["aps"]?["badge"] == .int(3))
+        #expect(money.json["params"] == .array([.string("v1"), .string("v2"), .string("v3")]))
+
+        let quiet = try payload("UserStateIsActive", .ios, .modern, culture: "en-US")
+        try checkGolden(quiet, "modern-ios-UserStateIsActive-en")
+        #expect(quiet.apns?.priority == 5)
+        #expect(quiet.json["aps"]?["sound"] == nil)
+
+        let localized = try payload("InvoiceIssuedByMerch", .ios, .modern, style: .localizationKey)
+        try checkGolden(localized, "modern-ios-InvoiceIssuedByMerch-lockey")
+        #expect(localized.json["aps"]?["alert"]?["loc-key"] == .string("InvoiceIssuedByMerch"))
+        #expect(localized.json["aps"]?["alert"]?["body"] == nil)
+
+        let silent = try payload("UserStateIsActive", .ios, .modern, type: .system)
+        try checkGolden(silent, "modern-ios-UserStateIsActive-system")
+        #expect(silent.json["aps"] == .object(["content-available": .int(1)]))
+        #expect(silent.apns == APNsRequestOptions(pushType: .background, priority: 5, expiration: 1_398_868_367 + 86_400, collapseId: Self.key.rawValue))
+    }
+
+    @Test func modernAndroid() throws {
+        let money = try payload("TransferIssued", .android, .modern)
+        try checkGolden(money, "modern-android-TransferIssued-ru")
+        #expect(money.json["message"]?["notification"] == nil, "private events are data-only")
+        #expect(money.json["message"]?["data"]?["private"] == .string("1"))
+        #expect(!money.serializedString.contains("Вам поступил"), "no sensitive text on the wire")
+
+        let blocked = try payload("UserStateIsBlocked", .android, .modern)
+        try checkGolden(blocked, "modern-android-UserStateIsBlocked-ru")
+        #expect(blocked.json["message"]?["notification"] == .object(["title": .string("Wallet One"), "body": .string("Приостановление операций по кошельку.")]))
+        #expect(blocked.json["message"]?["android"]?["priority"] == .string("HIGH"))
+        #expect(blocked.json["message"]?["android"]?["ttl"] == .string("86400s"))
+        #expect(blocked.json["message"]?["android"]?["collapse_key"] == nil)
+
+        let silent = try payload("UserStateIsBlocked", .android, .modern, type: .system)
+        #expect(silent.json["message"]?["notification"] == nil)
+        #expect(silent.json["message"]?["android"]?["priority"] == .string("NORMAL"))
+        #expect(silent.json["message"]?["data"]?["silent"] == .string("1"))
+
+        let catalog = try RepositoryFiles.shippedCatalog()
+        let event = Self.event("UserStateIsBlocked")
+        let withCollapse = try PayloadBuilder(profile: .modern, fcmCollapseKey: true).build(
+            try catalog.render(event, culture: "ru-RU", platform: .android), event: event, target: Self.target(.android), deliveryKey: Self.key, now: Self.now)
+        #expect(withCollapse.json["message"]?["android"]?["collapse_key"] == .string(Self.key.rawValue))
+    }
+
+    @Test func everyShippedEventBuildsOnEveryPlatformAndProfile() throws {
+        let catalog = try RepositoryFiles.shippedCatalog()
+        for row in TemplateCatalogTests.tableTwo {
+            for platform in Platform.allCases {
+                for profile in PayloadProfile.allCases {
+                    for culture in ["ru-RU", "en-US"] {
+                        let event = Self.event(row.id)
+                        let rendered = try catalog.render(event, culture: culture, platform: platform)
+                        let p = try PayloadBuilder(profile: profile).build(rendered, event: event, target: Self.target(platform), deliveryKey: Self.key, now: Self.now)
+                        #expect(p.body.count <= 4096)
+                        #expect((try? JSONParser.parse(p.body, limits: .init(maxDepth: 16))) == p.json)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func mismatchedPlatformIsRefused() throws {
+        let catalog = try RepositoryFiles.shippedCatalog()
+        let event = Self.event("TransferIssued")
+        let rendered = try catalog.render(event, culture: "ru-RU", platform: .ios)
+        #expect { try PayloadBuilder(profile: .legacy).build(rendered, event: event, target: Self.target(.android), deliveryKey: Self.key, now: Self.now) }
+            throws: { ($0 as? PayloadError)?.code == .platformMismatch }
+    }
+
+    // MARK: - Limits
+
+    func build(body: String, params: [EventParameter] = [], _ platform: Platform, _ profile: PayloadProfile, limit: Int = 4096, isPrivate: Bool = false) throws(PayloadError) -> PushPayload {
+        let event = Self.event("E", params: params)
+        let metadata = EventMetadata(eventId: "E", tag: "t", priority: .high, isPrivate: isPrivate)
+        let rendered = RenderedNotification(eventId: "E", culture: "ru-RU", platform: platform, title: "Wallet One", body: body, metadata: metadata, isSilent: false)
+        return try PayloadBuilder(profile: profile, limits: PayloadLimits(apnsMaxBytes: limit, fcmMaxBytes: limit))
+            .build(rendered, event: event, target: Self.target(platform), deliveryKey: Self.key, now: Self.now)
+    }
+
+    /// The size that the provider's limit applies to.
+    func countedSize(_ p: PushPayload) -> Int {
+        if p.platform == .ios { return p.body.count }
+        let message = p.json["message"]!
+        return (message["data"]?.serializedByteCount ?? 0) + (message["notification"]?.serializedByteCount ?? 0)
+    }
+
+    func shortenedBody(_ p: PushPayload) -> String {
+        switch (p.platform, p.profile) {
+        case (.ios, .legacy): p.json["aps"]!["alert"]!.stringValue!
+        case (.android, .legacy): p.json["message"]!["data"]!["msg"]!.stringValue!
+        case (.ios, .modern): p.json["aps"]!["alert"]!["body"]!.stringValue!
+        case (.android, .modern): p.json["message"]!["notification"]!["body"]!.stringValue!
+        }
+    }
+
+    @Test(arguments: [(Platform.ios, PayloadProfile.legacy), (.android, .legacy), (.ios, .modern), (.android, .modern)])
+    func oversizedBodiesAreShortenedToTheLimit(_ platform: Platform, _ profile: PayloadProfile) throws {
+        let body = String(repeating: "ж", count: 5_000)
+        let p = try build(body: body, platform, profile)
+        #expect(p.wasShortened)
+        let size = countedSize(p)
+        #expect(size <= 4096 && size > 4096 - 3, "longest body that fits: \(size)")
+        let text = shortenedBody(p)
+        #expect(text.hasSuffix("…"))
+        #expect(body.hasPrefix(text.dropLast()))
+    }
+
+    @Test func shorteningKeepsGraphemeClustersAndEscapesWhole() throws {
+        let family = "👨‍👩‍👧‍👦"
+        let p = try build(body: String(repeating: family, count: 400), .ios, .legacy)
+        let text = shortenedBody(p)
+        #expect(text.dropLast().allSatisfy { String($0) == family })
+        #expect(p.body.count <= 4096)
+
+        let quotes = try build(body: String(repeating: "\"\n\u{01}", count: 2_000), .ios, .legacy)
+        #expect(quotes.body.count <= 4096)
+        #expect((try? JSONSerialization.jsonObject(with: Data(quotes.body))) != nil)
+
+        let spaced = try build(body: String(repeating: "слово ", count: 1_000), .ios, .legacy)
+        #expect(!shortenedBody(spaced).hasSuffix(" …"), "no space before the ellipsis")
+    }
+
+    @Test func impossibleFitsAreTypedErrors() {
+        let bigParams = [EventParameter(name: "n", value: String(repeating: "x", count: 5_000))]
+        for (platform, profile) in [(Platform.ios, PayloadProfile.legacy), (.android, .legacy), (.ios, .modern), (.android, .modern)] {
+            #expect { try build(body: "short", params: bigParams, platform, profile) } throws: {
+                let e = $0 as? PayloadError
+                return e?.code == .tooLarge && e?.description.contains("limit of 4096") == true && e?.description.contains("xxxx") == false
+            }
+        }
+        #expect { try build(body: "short", params: bigParams, .android, .modern, isPrivate: true) } throws: { ($0 as? PayloadError)?.code == .tooLarge }
+    }
+
+    /// Random bodies (emoji, combining marks, controls, quotes) and random limits: the payload
+    /// always fits and is valid JSON, and its body is the original or a prefix of it plus "…";
+    /// or the builder says tooLarge.
+    @Test func randomBodiesAlwaysFitAsValidJSON() async {
+        let pool: [String] = ["a", " ", "ж", "€", "😀", "👨‍👩‍👧", "e\u{301}", "\"", "\\", "\n", "\u{01}", "\u{2028}", "🇷🇺", "{0}"]
+        await propertyCheck(count: 200, input: Gen.int(in: 0...Int.max), Gen.int(in: 150...4096)) { seed, limit in
+            var rng = SplitMix64(seed: UInt64(seed))
+            let body = (0..<Int.random(in: 0...1_500, using: &rng)).map { _ in pool[Int.random(in: 0..<pool.count, using: &rng)] }.joined()
+            for (platform, profile) in [(Platform.ios, PayloadProfile.legacy), (.android, .legacy), (.ios, .modern), (.android, .modern)] {
+                do throws(PayloadError) {
+                    let p = try build(body: body, platform, profile, limit: limit)
+                    #expect(countedSize(p) <= limit)
+                    #expect((try? JSONParser.parse(p.body, limits: .init(maxDepth: 16))) == p.json)
+                    #expect((try? JSONSerialization.jsonObject(with: Data(p.body))) != nil)
+                    let text = shortenedBody(p)
+                    if p.wasShortened {
+                        var prefix = String(text.dropLast())
+                        #expect(text.hasSuffix("…"))
+                        while let last = prefix.last, last.isWhitespace { prefix.removeLast() }
+                        #expect(body.hasPrefix(prefix))
+                    } else {
+                        #expect(text == body)
+                    }
+                } catch {
+                    #expect(error.code == .tooLarge)
+                }
+            }
+        }
+    }
+}
+
+extension PushPayload {
+    var serializedString: String { String(decoding: body, as: UTF8.self) }
+}

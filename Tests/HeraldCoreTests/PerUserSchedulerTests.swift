@@ -1,0 +1,113 @@
+@testable import HeraldCore
+import PropertyBased
+import Testing
+
+@Suite struct PerUserSchedulerTests {
+    typealias Scheduler = PerUserScheduler<String>
+
+    @Test func oneInFlightPerUserInArrivalOrder() throws {
+        var s = Scheduler(lanes: 4)
+        #expect(s.enqueue("a1", user: "a").map(\.item) == ["a1"])
+        #expect(s.enqueue("a2", user: "a").isEmpty)
+        #expect(s.enqueue("b1", user: "b").map(\.item) == ["b1"])
+        #expect(s.enqueue("a3", user: "a").isEmpty)
+        #expect(s.runningCount == 2)
+        #expect(s.waitingCount == 2)
+        #expect(s.isRunning(user: "a"))
+        let a1 = Scheduler.Ticket(sequence: 0, user: "a")
+        let next = try s.complete(a1)
+        #expect(next.map(\.item) == ["a2"])
+        #expect(throws: SchedulerError.self) { try s.complete(a1) }
+        #expect(try s.complete(next[0].ticket).map(\.item) == ["a3"])
+    }
+
+    @Test func lanesBoundTheUsersInFlightAndFreedLanesGoToWaitingUsersInOrder() throws {
+        var s = Scheduler(lanes: 2)
+        let a = s.enqueue("a1", user: "a")
+        let b = s.enqueue("b1", user: "b")
+        #expect(s.enqueue("c1", user: "c").isEmpty)
+        #expect(s.enqueue("d1", user: "d").isEmpty)
+        #expect(s.enqueue("a2", user: "a").isEmpty)
+        #expect(s.runningCount == 2)
+        // a finishes: c waited longer than a's next delivery, so c goes first.
+        #expect(try s.complete(a[0].ticket).map(\.item) == ["c1"])
+        #expect(try s.complete(b[0].ticket).map(\.item) == ["d1"])
+        let c = try #require(s.isRunning(user: "c") ? Scheduler.Ticket(sequence: 2, user: "c") : nil)
+        #expect(try s.complete(c).map(\.item) == ["a2"])
+        #expect(!s.isIdle)
+    }
+
+    @Test func zeroLanesMeansOne() {
+        var s = Scheduler(lanes: 0)
+        #expect(s.lanes == 1)
+        #expect(s.enqueue("a", user: "a").count == 1)
+        #expect(s.enqueue("b", user: "b").isEmpty)
+    }
+
+    @Test func unknownTicketIsAnError() {
+        var s = Scheduler(lanes: 1)
+        do {
+            _ = try s.complete(.init(sequence: 9, user: "x"))
+            Issue.record("accepted")
+        } catch {
+            #expect(error.code == .notInFlight)
+        }
+    }
+
+    /// Random interleavings of enqueue and complete over many users and lane counts. After every
+    /// step: at most one delivery in flight per user, at most `lanes` users in flight, no lane
+    /// idle while a user that is not running has work; over the run: each user's deliveries
+    /// are released in arrival order, and every delivery is released exactly once.
+    @Test func randomInterleavingsKeepOrderAndLoseNothing() async {
+        await propertyCheck(count: 400, input: Gen.int(in: 1...6), Gen.int(in: 1...12), Gen.int(in: 0...Int.max)) { lanes, users, seed in
+            var rng = SplitMix64(seed: UInt64(seed))
+            var s = PerUserScheduler<Int>(lanes: lanes)
+            var enqueued: [String: [Int]] = [:]
+            var released: [String: [Int]] = [:]
+            var inFlight: [String] = []
+            var ticketsByUser: [String: PerUserScheduler<Int>.Ticket] = [:]
+            var nextItem = 0
+            var steps = 0
+            func accept(_ releases: [PerUserScheduler<Int>.Release]) {
+                for r in releases {
+                    #expect(ticketsByUser[r.ticket.user] == nil, "second delivery in flight for \(r.ticket.user)")
+                    ticketsByUser[r.ticket.user] = r.ticket
+                    released[r.ticket.user, default: []].append(r.item)
+                    inFlight.append(r.ticket.user)
+                }
+            }
+            func checkInvariants() {
+                #expect(s.runningCount == ticketsByUser.count)
+                #expect(s.runningCount <= lanes)
+                let pendingUsers = Set(enqueued.keys.filter { (enqueued[$0]?.count ?? 0) > (released[$0]?.count ?? 0) })
+                let readyUsers = pendingUsers.subtracting(ticketsByUser.keys)
+                if !readyUsers.isEmpty { #expect(s.runningCount == lanes, "a lane is idle while \(readyUsers) wait") }
+            }
+            let total = Int.random(in: 1...300, using: &rng)
+            while nextItem < total || !inFlight.isEmpty {
+                steps += 1
+                let enqueue = nextItem < total && (inFlight.isEmpty || Int.random(in: 0..<3, using: &rng) > 0)
+                if enqueue {
+                    let user = "u\(Int.random(in: 0..<users, using: &rng))"
+                    enqueued[user, default: []].append(nextItem)
+                    accept(s.enqueue(nextItem, user: user))
+                    nextItem += 1
+                } else {
+                    let index = Int.random(in: 0..<inFlight.count, using: &rng)
+                    let user = inFlight.remove(at: index)
+                    let ticket = ticketsByUser.removeValue(forKey: user)!
+                    do {
+                        accept(try s.complete(ticket))
+                    } catch {
+                        Issue.record("complete failed: \(error)")
+                    }
+                }
+                checkInvariants()
+            }
+            #expect(s.isIdle)
+            #expect(s.waitingCount == 0)
+            #expect(released == enqueued, "per-user order or completeness broken")
+            #expect(steps <= 2 * total)
+        }
+    }
+}
