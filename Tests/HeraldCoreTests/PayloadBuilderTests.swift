@@ -56,6 +56,25 @@ import Testing
         try checkGolden(try payload("TransferIssued", .ios, .legacy, culture: "en-US"), "legacy-ios-TransferIssued-en")
     }
 
+    @Test func modernPayloadsCarryThePositionAndLegacyOnesKeepTheSeedShape() throws {
+        let catalog = try RepositoryFiles.shippedCatalog()
+        let event = Self.event("TransferIssued")
+        for platform in Platform.allCases {
+            let rendered = try catalog.render(event, culture: "ru-RU", platform: platform)
+            let modern = try PayloadBuilder(profile: .modern)
+                .build(rendered, event: event, target: Self.target(platform), deliveryKey: Self.key, now: Self.now, position: 42)
+            let legacy = try PayloadBuilder(profile: .legacy)
+                .build(rendered, event: event, target: Self.target(platform), deliveryKey: Self.key, now: Self.now, position: 42)
+            let withoutPosition = try PayloadBuilder(profile: .legacy)
+                .build(rendered, event: event, target: Self.target(platform), deliveryKey: Self.key, now: Self.now)
+            switch platform {
+            case .ios: #expect(modern.json["pos"] == .int(42))
+            case .android: #expect(modern.json["message"]?["data"]?["pos"] == .string("42"))
+            }
+            #expect(legacy.body == withoutPosition.body)
+        }
+    }
+
     @Test func legacyAndroidShapeIsTheSeeds() throws {
         let p = try payload("TransferIssued", .android, .legacy)
         try checkGolden(p, "legacy-android-TransferIssued-ru")

@@ -10,9 +10,10 @@ import Foundation
 /// - modern Apple: `aps` with `alert` (`title`/`body`, or `title`/`loc-key`/`loc-args`),
 ///   `sound`, `badge`, `thread-id` (the tag), `category`, `mutable-content` (private events);
 ///   silent events are `{"aps":{"content-available":1}}` background pushes at priority 5;
-///   custom keys outside `aps`: `eid`, `userid`, `params` (array of values), `screen`, `dk`;
+///   custom keys outside `aps`: `eid`, `userid`, `params` (array of values), `screen`, `dk`,
+///   and `pos` (the device's notification position, seed 002) when known;
 /// - modern Android (FCM v1): `data` (`eid`, `userid`, `params` as a JSON array string,
-///   `screen`, `dk`, and `private`/`silent` flags when set), `notification` (`title`, `body`)
+///   `screen`, `dk`, `pos` when known, and `private`/`silent` flags when set), `notification` (`title`, `body`)
 ///   unless the event is private or silent (then data-only, no text on the wire), and
 ///   `android` (`priority`, `ttl`, `notification.sound`).
 ///
@@ -42,9 +43,13 @@ public struct PayloadBuilder: Sendable {
     /// - Parameters:
     ///   - now: the current time, for `apns-expiration` (now + TTL).
     ///   - badge: the app badge to show (modern APNs only), if the caller counts unread pushes.
+    ///   - position: the device's notification-log position (seed 002), so that the app can
+    ///     notice a gap and ask for what it missed (modern profile only; the legacy shapes are
+    ///     kept exactly as seed 000 has them).
     /// - Throws: ``PayloadError`` when the payload cannot fit or the platforms differ.
     public func build(
-        _ notification: RenderedNotification, event: Event, target: PushTarget, deliveryKey: DeliveryKey, now: Date, badge: Int? = nil
+        _ notification: RenderedNotification, event: Event, target: PushTarget, deliveryKey: DeliveryKey, now: Date, badge: Int? = nil,
+        position: Int64? = nil
     ) throws(PayloadError) -> PushPayload {
         guard notification.platform == target.platform else {
             throw PayloadError(code: .platformMismatch, eventId: event.id, platform: target.platform, reason: "notification rendered for \(notification.platform)")
@@ -86,6 +91,7 @@ public struct PayloadBuilder: Sendable {
                 "params": .array(event.parameterValues.map(JSONValue.string)),
                 "dk": .string(deliveryKey.rawValue),
             ]
+            if let position { custom["pos"] = .int(Int(position)) }
             if let screen = metadata.targetScreen { custom["screen"] = .string(screen.rawValue) }
             if notification.isSilent {
                 custom["aps"] = .object(["content-available": .int(1)])
@@ -127,6 +133,7 @@ public struct PayloadBuilder: Sendable {
                 "params": .string(JSONValue.array(event.parameterValues.map(JSONValue.string)).serializedString()),
                 "dk": .string(deliveryKey.rawValue),
             ]
+            if let position { data["pos"] = .string(String(position)) }
             if let screen = metadata.targetScreen { data["screen"] = .string(screen.rawValue) }
             if metadata.isPrivate { data["private"] = .string("1") }
             if notification.isSilent { data["silent"] = .string("1") }

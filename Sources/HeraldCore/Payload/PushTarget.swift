@@ -6,8 +6,11 @@ public struct PushTarget: Sendable, Hashable {
     public var token: String
     /// Written into the payload as `userid`/`acme_userid` (`"0"` for a broadcast).
     public var userId: String
+    /// The app (APNs topic / FCM project alias) the token belongs to; `nil` for the default app.
+    public var app: String?
 
-    public init(platform: Platform, token: String, userId: String) {
+    public init(platform: Platform, token: String, userId: String, app: String? = nil) {
+        self.app = app
         self.platform = platform
         self.token = token
         self.userId = userId
@@ -17,6 +20,6 @@ public struct PushTarget: Sendable, Hashable {
 extension Recipient {
     /// The payload target of this recipient.
     public var pushTarget: PushTarget {
-        PushTarget(platform: subscription.platform, token: subscription.token, userId: addressedUserId)
+        PushTarget(platform: subscription.platform, token: subscription.token, userId: addressedUserId, app: subscription.app)
     }
 }

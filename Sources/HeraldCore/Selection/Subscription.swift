@@ -19,13 +19,17 @@ public struct Subscription: Sendable, Codable, Hashable {
     public var tags: Set<String>
     /// Tags the user muted in the app's settings; they win over ``tags``.
     public var mutedTags: Set<String>
+    /// The app the token belongs to: an APNs topic (bundle id) or an FCM project alias; `nil`
+    /// means the installation's default app. Selects the sender's credentials.
+    public var app: String?
     /// The app-wide switch ("Настройки > Уведомления"): a disabled subscription receives nothing.
     public var isEnabled: Bool
 
     public init(
         deviceId: String, token: String, platform: Platform, userId: String, culture: String,
-        zoneId: String? = nil, branchId: String? = nil, tags: Set<String> = [], mutedTags: Set<String> = [], isEnabled: Bool = true
+        zoneId: String? = nil, branchId: String? = nil, tags: Set<String> = [], mutedTags: Set<String> = [], isEnabled: Bool = true, app: String? = nil
     ) {
+        self.app = app
         self.deviceId = deviceId
         self.token = token
         self.platform = platform
