@@ -1,6 +1,8 @@
 # Shared functions for Herald's local stack scripts (sourced, not run).
 # RabbitMQ and PostgreSQL run on 127.0.0.1 with their data under HERALD_LOCAL_DIR, a throwaway
 # folder; nothing is installed as a system service and no system-wide data folder is touched.
+# A second, private stack (tests that restart the broker or the database use one) sets
+# HERALD_LOCAL_DIR, HERALD_LOCAL_AMQP_PORT, HERALD_LOCAL_PG_PORT and HERALD_LOCAL_RMQ_NODE.
 set -euo pipefail
 
 HERALD_LOCAL_DIR=${HERALD_LOCAL_DIR:-/tmp/herald-local}
@@ -9,7 +11,7 @@ HERALD_PG_PORT=${HERALD_LOCAL_PG_PORT:-5432}
 RMQ_DIR="$HERALD_LOCAL_DIR/rabbitmq"
 PG_DIR="$HERALD_LOCAL_DIR/postgres"
 PG_BIN=${HERALD_PG_BIN:-/usr/lib/postgresql/15/bin}
-RMQ_NODE=rabbit@localhost
+RMQ_NODE=${HERALD_LOCAL_RMQ_NODE:-rabbit@localhost}
 APT_PACKAGES=(rabbitmq-server librabbitmq-dev libpq-dev postgresql libcurl4-openssl-dev pkgconf)
 
 log() { printf '\033[1m[herald-local]\033[0m %s\n' "$*" >&2; }
