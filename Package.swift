@@ -64,6 +64,13 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Push senders: the PushSender protocol, log and null senders, APNs and FCM.
+        .target(
+            name: "HeraldDelivery",
+            dependencies: ["HeraldCore", "HeraldHTTP", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+
         // Local HTTP/2 TLS stand-ins for Apple and Google (`herald sandbox`), and the generic
         // HTTP/2 server they are built on.
         .target(
@@ -84,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldCore", "HeraldAMQP", "HeraldPostgres", "HeraldHTTP", "HeraldSandbox",
+                "HeraldCore", "HeraldAMQP", "HeraldPostgres", "HeraldHTTP", "HeraldDelivery", "HeraldSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -117,6 +124,7 @@ let package = Package(
             dependencies: ["HeraldHTTP", "HeraldSandbox", "HeraldTesting"],
             swiftSettings: strict
         ),
+        .testTarget(name: "HeraldDeliveryTests", dependencies: ["HeraldDelivery", "HeraldTesting"], swiftSettings: strict),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldTesting"], swiftSettings: strict),
     ]
 )

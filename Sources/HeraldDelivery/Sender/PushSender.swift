@@ -1,0 +1,31 @@
+import HeraldCore
+
+/// Where finished payloads go: APNs, FCM, a log file, or nowhere (benchmarks).
+///
+/// A sender classifies the provider's answer once, into a ``DeliveryOutcome``; the worker acts
+/// on outcomes and never parses provider strings. Senders do not sleep and retry on their own
+/// (apart from refreshing their own credentials once): they answer `.retryAfter`, and the
+/// worker retries with its `RetryPolicy`, keeping the user's notifications in order.
+///
+/// Implementations are actors or otherwise `Sendable`, bound their in-flight requests, and
+/// make callers wait (backpressure) rather than queue without limit.
+public protocol PushSender: Sendable {
+    /// Sends one notification. Never throws: every failure is an outcome.
+    func send(_ delivery: PushDelivery) async -> DeliveryOutcome
+
+    /// Whether a delivery whose outcome was lost (the worker crashed after sending, before
+    /// recording) already reached the provider. A sender that cannot know answers `.unknown`,
+    /// and the worker sends again with the same collapse id.
+    func reconcile(_ deliveryKey: DeliveryKey) async -> ReconcileAnswer
+}
+
+extension PushSender {
+    public func reconcile(_ deliveryKey: DeliveryKey) async -> ReconcileAnswer { .unknown }
+}
+
+/// A sender's answer about a delivery whose outcome was lost in a crash.
+public enum ReconcileAnswer: Sendable, Hashable {
+    case delivered
+    case notDelivered
+    case unknown
+}
