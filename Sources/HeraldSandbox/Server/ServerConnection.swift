@@ -1,0 +1,105 @@
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOSSL
+import SwiftASN1
+import X509
+
+/// One accepted TCP connection: sets up its pipeline once the protocol is known (HTTP/2 after
+/// ALPN or prior knowledge, HTTP/1.1 after ALPN) and gives its stream handlers what they share.
+final class ServerConnection: Sendable {
+    let id: Int
+    let settings: ConnectionSettings
+    let ledger: ConnectionLedger
+    let dispatcher: HandlerDispatcher
+    let handler: HTTP2Server.Handler
+    let logger: Logger
+
+    init(
+        id: Int,
+        settings: ConnectionSettings,
+        ledger: ConnectionLedger,
+        dispatcher: HandlerDispatcher,
+        handler: @escaping HTTP2Server.Handler,
+        logger: Logger
+    ) {
+        self.id = id
+        self.settings = settings
+        self.ledger = ledger
+        self.dispatcher = dispatcher
+        self.handler = handler
+        self.logger = logger
+    }
+
+    func configureHTTP2(_ channel: any Channel, applicationProtocol: String) -> EventLoopFuture<Void> {
+        ledger.negotiated(id, applicationProtocol: applicationProtocol)
+        let clientCertificate = Self.peerCertificate(channel)
+        var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
+        connectionConfiguration.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: settings.maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
+            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+        ]
+        connectionConfiguration.targetWindowSize = 1 << 24
+        var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
+        streamConfiguration.targetWindowSize = 1 << 20
+        return channel.configureHTTP2Pipeline(
+            mode: .server,
+            connectionConfiguration: connectionConfiguration,
+            streamConfiguration: streamConfiguration
+        ) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(
+                    HTTP2StreamHandler(connection: self, clientCertificate: clientCertificate)
+                )
+            }
+        }.flatMap { _ in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(ConnectionErrorLogger(connectionID: self.id, logger: self.logger))
+            }
+        }
+    }
+
+    func configureHTTP1(_ channel: any Channel) -> EventLoopFuture<Void> {
+        guard settings.allowHTTP1 else {
+            logger.debug("closing a connection that did not negotiate h2", metadata: ["connection": "\(id)"])
+            return channel.close()
+        }
+        ledger.negotiated(id, applicationProtocol: "http/1.1")
+        let clientCertificate = Self.peerCertificate(channel)
+        return channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+            try channel.pipeline.syncOperations.addHandler(
+                HTTP1ConnectionHandler(connection: self, clientCertificate: clientCertificate)
+            )
+        }
+    }
+
+    /// The client's certificate once TLS has completed (nil without TLS or without one).
+    private static func peerCertificate(_ channel: any Channel) -> Certificate? {
+        guard let certificate = try? channel.pipeline.syncOperations.nioSSL_peerCertificate(),
+            let der = try? certificate.toDERBytes()
+        else { return nil }
+        return try? Certificate(derEncoded: der)
+    }
+}
+
+/// Logs connection-level errors (protocol violations, DoS limits that make NIO send GOAWAY);
+/// NIO closes the connection itself.
+final class ConnectionErrorLogger: ChannelInboundHandler {
+    typealias InboundIn = Any
+
+    private let connectionID: Int
+    private let logger: Logger
+
+    init(connectionID: Int, logger: Logger) {
+        self.connectionID = connectionID
+        self.logger = logger
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("HTTP/2 connection error", metadata: ["connection": "\(connectionID)", "error": "\(error)"])
+        context.fireErrorCaught(error)
+    }
+}
