@@ -90,6 +90,25 @@ struct HTTPClientLifecycleTests {
         }
     }
 
+    @Test("After the server drops the connection, the next request opens a new one")
+    func reconnect() async throws {
+        let fixture = try TLSFixture.make()
+        defer { fixture.cleanup() }
+        try await withServer(tls: fixture) { server in
+            try await withClient(trustingConfiguration(fixture)) { client in
+                let before = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                #expect(before.status == 200)
+                await server.closeAllConnections()
+                #expect(await eventually { server.ledger.snapshot().openConnectionCount == 0 })
+                let after = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                #expect(after.status == 200)
+                #expect(after.headers["x-connection"] == "2")
+                #expect(client.statistics.connectionsOpened == 2)
+                #expect(server.ledger.snapshot().connectionCount == 2)
+            }
+        }
+    }
+
     @Test("Dropping a client without shutdown stops its driver")
     func dropWithoutShutdown() async throws {
         try await withServer(tls: nil) { server in

@@ -43,6 +43,27 @@ struct HTTPClientRoundTripTests {
         }
     }
 
+    @Test("The server tells handlers which connection and stream carried a request")
+    func requestMetadata() async throws {
+        let fixture = try TLSFixture.make()
+        defer { fixture.cleanup() }
+        try await withServer(tls: fixture) { server in
+            try await withClient(trustingConfiguration(fixture)) { client in
+                let first = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                let second = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                #expect(first.headers["x-connection"] == "1")
+                #expect(second.headers["x-connection"] == "1")
+                let streams = [first, second].compactMap { $0.headers["x-stream"].flatMap(Int.init) }
+                #expect(streams.count == 2)
+                #expect(streams.allSatisfy { $0 % 2 == 1 }, "client streams have odd ids: \(streams)")
+                #expect(Set(streams).count == 2)
+                #expect(first.localPort == second.localPort)
+                #expect(first.connectionsOpened == 1)
+                #expect(second.connectionsOpened == 0)
+            }
+        }
+    }
+
     @Test("Statuses are responses, not errors")
     func statuses() async throws {
         try await withServer(tls: nil) { server in

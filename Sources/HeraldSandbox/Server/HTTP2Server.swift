@@ -78,20 +78,22 @@ public final class HTTP2Server: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                let id = connections.add(channel)
+                let id = connections.nextID()
                 ledger.opened(id)
-                channel.closeFuture.whenComplete { _ in
-                    ledger.closed(id)
-                    connections.remove(id)
-                }
                 let connection = ServerConnection(
                     id: id,
+                    channel: channel,
                     settings: settings,
                     ledger: ledger,
                     dispatcher: dispatcher,
                     handler: handler,
                     logger: logger
                 )
+                connections.add(connection)
+                channel.closeFuture.whenComplete { _ in
+                    ledger.closed(id)
+                    connections.remove(id)
+                }
                 guard let sslContext else {
                     return connection.configureHTTP2(channel, applicationProtocol: "h2c")
                 }
@@ -132,10 +134,12 @@ public final class HTTP2Server: Sendable {
         configuration.tls == nil ? "http://\(configuration.host):\(port)" : "https://localhost:\(port)"
     }
 
-    /// Closes every open connection (clients see the connection drop) but keeps listening.
+    /// Closes every open connection but keeps listening. HTTP/2 connections first get a GOAWAY
+    /// naming the last stream the server took, as real servers send, so that clients stop
+    /// reusing them; requests still running on them are cut off.
     public func closeAllConnections() async {
-        for channel in connections.all() {
-            try? await channel.close()
+        for connection in connections.all() {
+            await connection.close()
         }
     }
 
@@ -176,6 +180,10 @@ public final class HTTP2Server: Sendable {
             privateKey: .privateKey(key)
         )
         configuration.applicationProtocols = tls.allowHTTP1 ? ["h2", "http/1.1"] : ["h2"]
+        // Closing waits this long for the client's close_notify. Clients rarely read an idle
+        // connection (libcurl does not), so keep it short: closeAllConnections() and shutdown
+        // would otherwise take NIO's default 5 s.
+        configuration.shutdownTimeout = .milliseconds(200)
         if let trust = tls.clientCertificateTrustPEM {
             configuration.certificateVerification = .noHostnameVerification
             configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(trust.utf8)))
@@ -183,36 +191,4 @@ public final class HTTP2Server: Sendable {
         }
         return try NIOSSLContext(configuration: configuration)
     }
-}
-
-/// The server's open connections, by id, so they can be closed on demand.
-final class ConnectionRegistry: Sendable {
-    private struct State {
-        var nextID = 0
-        var channels: [Int: any Channel] = [:]
-    }
-
-    private let state = Mutex(State())
-
-    func add(_ channel: any Channel) -> Int {
-        state.withLock { state in
-            state.nextID += 1
-            state.channels[state.nextID] = channel
-            return state.nextID
-        }
-    }
-
-    func remove(_ id: Int) {
-        _ = state.withLock { $0.channels.removeValue(forKey: id) }
-    }
-
-    func all() -> [any Channel] {
-        state.withLock { Array($0.channels.values) }
-    }
-}
-
-/// Fixed per-connection protocol settings.
-struct ConnectionSettings: Sendable {
-    let maxConcurrentStreams: Int
-    let allowHTTP1: Bool
 }

@@ -62,6 +62,7 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
         case .headers(let headers):
             if requestHeaders == nil {  // later HEADERS are trailers
                 requestHeaders = headers.headers
+                connection.noteStream(streamID)
                 countedOpen = true
                 connection.ledger.streamOpened(connection.id)
             }

@@ -3,13 +3,22 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOSSL
+import Synchronization
 import SwiftASN1
 import X509
 
 /// One accepted TCP connection: sets up its pipeline once the protocol is known (HTTP/2 after
 /// ALPN or prior knowledge, HTTP/1.1 after ALPN) and gives its stream handlers what they share.
 final class ServerConnection: Sendable {
+    private struct State {
+        var isHTTP2 = false
+        /// The highest client stream id seen, for GOAWAY.
+        var lastStreamID = 0
+    }
+
     let id: Int
+    let channel: any Channel
+    private let state = Mutex(State())
     let settings: ConnectionSettings
     let ledger: ConnectionLedger
     let dispatcher: HandlerDispatcher
@@ -18,6 +27,7 @@ final class ServerConnection: Sendable {
 
     init(
         id: Int,
+        channel: any Channel,
         settings: ConnectionSettings,
         ledger: ConnectionLedger,
         dispatcher: HandlerDispatcher,
@@ -25,11 +35,30 @@ final class ServerConnection: Sendable {
         logger: Logger
     ) {
         self.id = id
+        self.channel = channel
         self.settings = settings
         self.ledger = ledger
         self.dispatcher = dispatcher
         self.handler = handler
         self.logger = logger
+    }
+
+    /// A stream of this connection received its request headers.
+    func noteStream(_ streamID: Int) {
+        state.withLock { $0.lastStreamID = max($0.lastStreamID, streamID) }
+    }
+
+    /// Closes the connection; HTTP/2 connections say GOAWAY first.
+    func close() async {
+        let (isHTTP2, lastStreamID) = state.withLock { ($0.isHTTP2, $0.lastStreamID) }
+        if isHTTP2 {
+            let goAway = HTTP2Frame(
+                streamID: .rootStream,
+                payload: .goAway(lastStreamID: HTTP2StreamID(lastStreamID), errorCode: .noError, opaqueData: nil)
+            )
+            try? await channel.writeAndFlush(goAway)
+        }
+        try? await channel.close()
     }
 
     func configureHTTP2(_ channel: any Channel, applicationProtocol: String) -> EventLoopFuture<Void> {
@@ -57,6 +86,8 @@ final class ServerConnection: Sendable {
         }.flatMap { _ in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(ConnectionErrorLogger(connectionID: self.id, logger: self.logger))
+                // Only now may close() write HTTP/2 frames into the pipeline.
+                self.state.withLock { $0.isHTTP2 = true }
             }
         }
     }
