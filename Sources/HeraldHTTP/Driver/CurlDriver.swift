@@ -1,0 +1,202 @@
+import Foundation
+internal import CCurl
+import Logging
+import Synchronization
+
+/// The loop on an ``HTTPClient``'s one driver thread. It owns the libcurl multi handle and every
+/// easy handle; nothing else touches them.
+///
+/// Each turn: take what callers posted to the ``DriverMailbox`` (new requests, cancellations,
+/// shutdown), add or remove easy handles, `curl_multi_perform`, hand finished transfers back to
+/// their callers (`curl_multi_info_read`), then sleep in `curl_multi_poll` until a socket is
+/// ready, a libcurl timer is due, a second passes, or a caller wakes it (`curl_multi_wakeup`).
+///
+/// Completions resume the callers' continuations from this thread. Resuming only enqueues the
+/// caller's task on its executor; no caller code runs on the driver's stack, and the driver
+/// holds no lock while resuming, so a caller can never block the driver.
+final class CurlDriver {
+    let mailbox: DriverMailbox
+    private let multi: UnsafeMutableRawPointer
+    private let configuration: ResolvedConfiguration
+    private let counters: ClientCounters
+    private let logger: Logger
+    /// Transfers in the multi handle, by easy-handle key.
+    private var active: [Int: Transfer] = [:]
+    /// Easy-handle key by request id, to find a transfer to cancel.
+    private var activeKeys: [UInt64: Int] = [:]
+    /// Reset easy handles kept for the next requests.
+    private var idleHandles: [EasyHandle] = []
+    private let maxIdleHandles: Int
+    private let viaProxy: Bool
+
+    /// Makes the multi handle on the caller's thread; ``run()`` then takes it over for good.
+    init(configuration: ResolvedConfiguration, counters: ClientCounters, logger: Logger) throws {
+        try Curl.initializeOnce()
+        guard let multi = curl_multi_init() else {
+            throw HTTPClientError(code: .internalFailure, call: "curl_multi_init", detail: "returned NULL")
+        }
+        let settings = configuration.configuration
+        do {
+            try Curl.check(
+                herald_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)),
+                call: "curl_multi_setopt(CURLMOPT_PIPELINING)"
+            )
+            try Curl.check(
+                herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, settings.maxConnectionsPerHost),
+                call: "curl_multi_setopt(CURLMOPT_MAX_HOST_CONNECTIONS)"
+            )
+            try Curl.check(
+                herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, settings.maxTotalConnections ?? 0),
+                call: "curl_multi_setopt(CURLMOPT_MAX_TOTAL_CONNECTIONS)"
+            )
+            try Curl.check(
+                herald_curl_multi_setopt_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, settings.maxConcurrentStreamsPerConnection),
+                call: "curl_multi_setopt(CURLMOPT_MAX_CONCURRENT_STREAMS)"
+            )
+        } catch {
+            curl_multi_cleanup(multi)
+            throw error
+        }
+        self.multi = multi
+        self.mailbox = DriverMailbox(multi: multi)
+        self.configuration = configuration
+        self.counters = counters
+        self.logger = logger
+        self.viaProxy = settings.proxy != nil
+        self.maxIdleHandles = min(256, settings.maxConcurrentStreamsPerConnection * settings.maxConnectionsPerHost)
+    }
+
+    /// The driver thread's body; returns after shutdown, with every handle freed.
+    func run() {
+        while true {
+            let batch = mailbox.take()
+            if batch.shutdownRequested {
+                fail(batch.submissions, with: shutdownError(call: "HTTPClient.shutdown"))
+                break
+            }
+            for request in batch.submissions { start(request) }
+            for id in batch.cancellations { cancel(id) }
+
+            var running: Int32 = 0
+            let performed = curl_multi_perform(multi, &running)
+            if performed != CURLM_OK {
+                failActive(with: Curl.error(multiCode: performed, call: "curl_multi_perform"))
+            }
+            collectFinished()
+
+            let polled = curl_multi_poll(multi, nil, 0, 1000, nil)
+            if polled != CURLM_OK {
+                let error = Curl.error(multiCode: polled, call: "curl_multi_poll")
+                logger.error("libcurl multi poll failed", metadata: ["error": "\(error)"])
+                failActive(with: error)
+                Thread.sleep(forTimeInterval: 0.01)  // never spin if polling keeps failing
+            }
+        }
+        stop()
+    }
+
+    // MARK: Starting, finishing, cancelling
+
+    private func start(_ request: PendingRequest) {
+        guard !request.isFinished else { return }  // cancelled before the driver saw it
+        let easy: EasyHandle
+        do {
+            easy = try idleHandles.popLast() ?? EasyHandle()
+        } catch {
+            finish(request, .failure(error))
+            return
+        }
+        let transfer = Transfer(pending: request, easy: easy, bodyLimit: configuration.configuration.maxResponseBodySize)
+        do {
+            try transfer.configure(configuration)
+            try Curl.check(curl_multi_add_handle(multi, easy.raw), call: "curl_multi_add_handle")
+        } catch var error as HTTPClientError {
+            error.url = request.request.url
+            recycle(easy)
+            finish(request, .failure(error))
+            return
+        } catch {
+            recycle(easy)
+            finish(request, .failure(error))
+            return
+        }
+        active[easy.key] = transfer
+        activeKeys[request.id] = easy.key
+    }
+
+    private func collectFinished() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            // Copy what is needed: the message is invalid after curl_multi_remove_handle.
+            guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
+            let result = message.pointee.data.result
+            guard let transfer = remove(key: Int(bitPattern: handle)) else { continue }
+            let outcome: Result<HTTPResponse, any Error> =
+                result == CURLE_OK ? .success(transfer.response()) : .failure(transfer.failure(result, viaProxy: viaProxy))
+            counters.connectionsOpened.add(transfer.connectionsOpened, ordering: .relaxed)
+            recycle(transfer.easy)
+            finish(transfer.pending, outcome)
+        }
+    }
+
+    private func cancel(_ id: UInt64) {
+        guard let key = activeKeys[id], let transfer = remove(key: key) else { return }
+        counters.connectionsOpened.add(transfer.connectionsOpened, ordering: .relaxed)
+        recycle(transfer.easy)
+        // The caller was resumed with CancellationError by its cancellation handler already.
+        finish(transfer.pending, .failure(CancellationError()))
+    }
+
+    /// Takes a transfer out of the multi handle and the driver's tables.
+    private func remove(key: Int) -> Transfer? {
+        guard let transfer = active.removeValue(forKey: key) else { return nil }
+        activeKeys.removeValue(forKey: transfer.pending.id)
+        let removed = curl_multi_remove_handle(multi, transfer.easy.raw)
+        if removed != CURLM_OK {
+            logger.warning("curl_multi_remove_handle failed", metadata: ["error": "\(Curl.error(multiCode: removed, call: "curl_multi_remove_handle"))"])
+        }
+        return transfer
+    }
+
+    private func recycle(_ easy: EasyHandle) {
+        guard idleHandles.count < maxIdleHandles else { return }  // freed by EasyHandle.deinit
+        easy.reset()
+        idleHandles.append(easy)
+    }
+
+    private func finish(_ request: PendingRequest, _ result: Result<HTTPResponse, any Error>) {
+        request.finish(result)
+    }
+
+    private func fail(_ requests: [PendingRequest], with error: HTTPClientError) {
+        for request in requests {
+            var error = error
+            error.url = request.request.url
+            finish(request, .failure(error))
+        }
+    }
+
+    private func failActive(with error: HTTPClientError) {
+        for key in Array(active.keys) {
+            guard let transfer = remove(key: key) else { continue }
+            var error = error
+            error.url = transfer.pending.request.url
+            recycle(transfer.easy)
+            finish(transfer.pending, .failure(error))
+        }
+    }
+
+    private func shutdownError(call: String) -> HTTPClientError {
+        HTTPClientError(code: .shutdown, call: call, detail: "the HTTP client was shut down")
+    }
+
+    /// Fails what is left, frees every handle once, then lets `shutdown()` callers go.
+    private func stop() {
+        failActive(with: shutdownError(call: "HTTPClient.shutdown"))
+        fail(mailbox.close(), with: shutdownError(call: "HTTPClient.shutdown"))
+        idleHandles.removeAll()  // curl_easy_cleanup in EasyHandle.deinit
+        curl_multi_cleanup(multi)
+        logger.debug("HTTP client driver stopped")
+        mailbox.markFinished()
+    }
+}

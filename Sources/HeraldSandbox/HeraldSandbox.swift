@@ -1,1 +1,0 @@
-// Placeholder so that the module builds; the wrapper lands in its own change.

@@ -1,0 +1,5 @@
+/// Fixed per-connection protocol settings, from ``HTTP2ServerConfiguration``.
+struct ConnectionSettings: Sendable {
+    let maxConcurrentStreams: Int
+    let allowHTTP1: Bool
+}
