@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.1.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
     ],
     targets: [
         // System libraries: a module map and one shim header each. Only the wrapper module
@@ -66,9 +67,16 @@ let package = Package(
         ),
 
         // Push senders: the PushSender protocol, log and null senders, APNs and FCM.
+        // JWTKit signs provider tokens (ES256, RS256); NIOSSL reads APNs certificates (PEM and
+        // PKCS#12) at start-up to refuse expired ones.
         .target(
             name: "HeraldDelivery",
-            dependencies: ["HeraldCore", "HeraldHTTP", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "HeraldCore", "HeraldHTTP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             swiftSettings: strict
         ),
 
@@ -87,6 +95,8 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -127,7 +137,20 @@ let package = Package(
             dependencies: ["HeraldHTTP", "HeraldSandbox", "HeraldTesting"],
             swiftSettings: strict
         ),
-        .testTarget(name: "HeraldDeliveryTests", dependencies: ["HeraldDelivery", "HeraldTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "HeraldDeliveryTests",
+            dependencies: ["HeraldDelivery", "HeraldSandbox", "HeraldTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HeraldSandboxTests",
+            dependencies: [
+                "HeraldSandbox", "HeraldHTTP", "HeraldTesting",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "HeraldCLITests", dependencies: ["herald", "HeraldTesting"], swiftSettings: strict),
     ]
 )

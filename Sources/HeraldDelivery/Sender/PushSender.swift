@@ -17,10 +17,16 @@ public protocol PushSender: Sendable {
     /// recording) already reached the provider. A sender that cannot know answers `.unknown`,
     /// and the worker sends again with the same collapse id.
     func reconcile(_ deliveryKey: DeliveryKey) async -> ReconcileAnswer
+
+    /// Stops the sender's connections once the worker has finished its in-flight deliveries;
+    /// sends still running end with `.retryAfter`. Senders without connections do nothing.
+    func shutdown() async
 }
 
 extension PushSender {
     public func reconcile(_ deliveryKey: DeliveryKey) async -> ReconcileAnswer { .unknown }
+
+    public func shutdown() async {}
 }
 
 /// A sender's answer about a delivery whose outcome was lost in a crash.

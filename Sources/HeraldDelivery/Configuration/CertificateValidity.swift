@@ -1,0 +1,93 @@
+import Foundation
+import NIOSSL
+
+/// Checks at start-up that an APNs client certificate can be read and is valid now, so that an
+/// expired certificate stops the worker with a clear message instead of failing every TLS
+/// handshake later.
+enum CertificateValidity {
+    /// Checks a PEM certificate file (the first certificate in it is the client's) and its key.
+    static func checkPEM(certificateFile: String, keyFile: String, keyPassword: String?, now: Date) throws(SenderConfigurationError) {
+        let text = try CredentialFile.readPEM(certificateFile, "APNs certificate")
+        guard text.contains("-----BEGIN CERTIFICATE-----") else {
+            throw SenderConfigurationError(.invalidCertificate, file: certificateFile, problem: "holds no PEM certificate (no BEGIN CERTIFICATE block)")
+        }
+        let leaf: NIOSSLCertificate
+        do {
+            guard let first = try NIOSSLCertificate.fromPEMBytes(Array(text.utf8)).first else {
+                throw SenderConfigurationError(.invalidCertificate, file: certificateFile, problem: "holds no PEM certificate")
+            }
+            leaf = first
+        } catch let error as SenderConfigurationError {
+            throw error
+        } catch {
+            throw SenderConfigurationError(.invalidCertificate, file: certificateFile, problem: "the certificate cannot be parsed", underlying: "\(error)")
+        }
+        try checkDates(
+            notBefore: Date(timeIntervalSince1970: TimeInterval(leaf.notValidBefore)),
+            notAfter: Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter)),
+            file: certificateFile, now: now
+        )
+
+        let keyText = try CredentialFile.readPEM(keyFile, "APNs certificate key")
+        do {
+            if let keyPassword {
+                _ = try NIOSSLPrivateKey(bytes: Array(keyText.utf8), format: .pem) { (setter: ([UInt8]) -> Void) in
+                    setter(Array(keyPassword.utf8))
+                }
+            } else {
+                guard !CredentialFile.isEncryptedKey(keyText) else {
+                    throw SenderConfigurationError(.encryptedKey, file: keyFile, problem: "the private key is encrypted but no password is configured (apns.cert_password)")
+                }
+                _ = try NIOSSLPrivateKey(bytes: Array(keyText.utf8), format: .pem)
+            }
+        } catch let error as SenderConfigurationError {
+            throw error
+        } catch {
+            throw SenderConfigurationError(.wrongKeyType, file: keyFile, problem: "the private key cannot be read (wrong password, or not a PEM private key)", underlying: "\(error)")
+        }
+    }
+
+    /// Checks a PKCS#12 file: it opens with the password and its certificate is valid now.
+    ///
+    /// Note: BoringSSL (through NIOSSL) reads the bundle; a bundle without a private key is
+    /// refused by NIOSSL with a crash, which Apple's exports never are.
+    static func checkPKCS12(file: String, password: String?, now: Date) throws(SenderConfigurationError) {
+        let bytes = try CredentialFile.read(file, "APNs PKCS#12 certificate")
+        guard !bytes.isEmpty else {
+            throw SenderConfigurationError(.invalidCertificate, file: file, problem: "the PKCS#12 file is empty")
+        }
+        let bundle: NIOSSLPKCS12Bundle
+        do {
+            bundle = try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: password.map { Array($0.utf8) })
+        } catch {
+            throw SenderConfigurationError(
+                .invalidCertificate, file: file,
+                problem: "cannot open the PKCS#12 file (wrong password, or not a .p12 file)", underlying: "\(error)"
+            )
+        }
+        guard let leaf = bundle.certificateChain.first else {
+            throw SenderConfigurationError(.invalidCertificate, file: file, problem: "the PKCS#12 file holds no certificate")
+        }
+        try checkDates(
+            notBefore: Date(timeIntervalSince1970: TimeInterval(leaf.notValidBefore)),
+            notAfter: Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter)),
+            file: file, now: now
+        )
+    }
+
+    static func checkDates(notBefore: Date, notAfter: Date, file: String, now: Date) throws(SenderConfigurationError) {
+        let formatter = ISO8601DateFormatter()
+        if notAfter < now {
+            throw SenderConfigurationError(
+                .certificateExpired, file: file,
+                problem: "the certificate expired on \(formatter.string(from: notAfter)) (notAfter is in the past); renew it in Apple's developer portal"
+            )
+        }
+        if notBefore > now {
+            throw SenderConfigurationError(
+                .certificateNotYetValid, file: file,
+                problem: "the certificate is not valid before \(formatter.string(from: notBefore)) (check the system clock)"
+            )
+        }
+    }
+}

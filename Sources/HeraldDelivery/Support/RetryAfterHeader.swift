@@ -1,0 +1,16 @@
+import Foundation
+
+/// Reads an HTTP `Retry-After` header: a number of seconds, or an HTTP date.
+enum RetryAfterHeader {
+    static func parse(_ value: String?, now: Date = Date()) -> Duration? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int(value), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        let seconds = max(0, date.timeIntervalSince(now))
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+}

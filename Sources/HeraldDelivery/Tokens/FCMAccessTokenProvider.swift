@@ -1,0 +1,131 @@
+import Foundation
+import HeraldHTTP
+import JWTKit
+import Logging
+
+/// Obtains and caches the OAuth2 access token FCM requests carry, from a service account.
+///
+/// It signs an RS256 assertion (`iss` = the account's e-mail, `scope` = firebase.messaging,
+/// `aud` = `token_uri`, `iat`, `exp` = `iat` + 3600, header `kid` = `private_key_id`), posts it
+/// to `token_uri` as `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=…`, and
+/// reuses the access token until ``refreshMargin`` before it expires. Concurrent callers share
+/// one exchange: 1,000 sends at start-up fetch one token. ``invalidate(_:)`` (FCM answered 401)
+/// drops the token once, however many requests saw the 401.
+///
+/// Thread rules: an actor; call it from anywhere. The clock is injectable for tests.
+///
+/// Errors: ``accessToken()`` throws ``FCMAccessTokenError`` when the exchange fails.
+public actor FCMAccessTokenProvider {
+    struct Cached {
+        let token: String
+        let expiresAt: Date
+    }
+
+    /// The OAuth2 scope FCM HTTP v1 needs.
+    public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
+
+    public let account: FCMServiceAccount
+    public let refreshMargin: Duration
+    private let client: HTTPClient
+    private let clock: any ProviderClock
+    private let logger: Logger
+    private let keys = JWTKeyCollection()
+    private var keysReady = false
+    private var cached: Cached?
+    private var pending: Task<Cached, any Error>?
+    private var fetched = 0
+
+    /// - Parameters:
+    ///   - client: the HTTP client to reach `token_uri` with (the FCM sender's own).
+    ///   - refreshMargin: fetch a new token this long before the current one expires.
+    public init(
+        account: FCMServiceAccount, client: HTTPClient, clock: any ProviderClock = SystemProviderClock(),
+        refreshMargin: Duration = .seconds(300), logger: Logger = Logger(label: "herald.fcm.oauth")
+    ) {
+        self.account = account
+        self.client = client
+        self.clock = clock
+        self.refreshMargin = refreshMargin
+        self.logger = logger
+    }
+
+    /// Access tokens obtained so far.
+    public var tokensFetched: Int { fetched }
+
+    /// The access token to send now, fetching one when none is cached or it is about to expire.
+    ///
+    /// - Throws: ``FCMAccessTokenError`` (the endpoint refused, answered nonsense, or could not be
+    ///   reached), or `CancellationError`.
+    public func accessToken() async throws -> String {
+        if let cached, clock.now().addingTimeInterval(Self.seconds(refreshMargin)) < cached.expiresAt {
+            return cached.token
+        }
+        if let pending {
+            return try await pending.value.token
+        }
+        let task = Task { try await self.fetch() }
+        pending = task
+        defer { pending = nil }
+        let fresh = try await task.value
+        cached = fresh
+        fetched += 1
+        return fresh.token
+    }
+
+    /// FCM refused `token` (401): the next ``accessToken()`` fetches a new one, unless another
+    /// caller already replaced it. Returns whether this call dropped the token.
+    @discardableResult
+    public func invalidate(_ token: String) -> Bool {
+        guard let cached, cached.token == token else { return false }
+        self.cached = nil
+        return true
+    }
+
+    private func fetch() async throws -> Cached {
+        if !keysReady {
+            await keys.add(rsa: account.privateKey, digestAlgorithm: .sha256, kid: account.privateKeyID.map { JWKIdentifier(string: $0) })
+            keysReady = true
+        }
+        let now = clock.now()
+        let iat = Int(now.timeIntervalSince1970.rounded(.down))
+        let claims = GoogleAssertionClaims(iss: account.clientEmail, scope: Self.scope, aud: account.tokenURI, iat: iat, exp: iat + 3600)
+        var header = JWTHeader()
+        header.alg = "RS256"
+        header.typ = "JWT"
+        if let kid = account.privateKeyID { header.kid = kid }
+        let assertion = try await keys.sign(claims, kid: account.privateKeyID.map { JWKIdentifier(string: $0) }, header: header)
+
+        let body = "grant_type=" + PercentEncoding.escape("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion=" + PercentEncoding.escape(assertion)
+        let request = HTTPRequest(
+            method: .post, url: account.tokenURI,
+            headers: ["content-type": "application/x-www-form-urlencoded", "accept": "application/json"],
+            body: Array(body.utf8)
+        )
+        let response: HTTPResponse
+        do {
+            response = try await client.execute(request)
+        } catch let error as HTTPClientError {
+            throw FCMAccessTokenError(.unreachable, tokenURI: account.tokenURI, detail: error.description)
+        }
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+        guard response.status == 200 else {
+            let code = object?["error"] as? String ?? "status \(response.status)"
+            let description = object?["error_description"] as? String
+            logger.error(
+                "OAuth2 token exchange refused",
+                metadata: ["herald.project": "\(account.projectID)", "status": "\(response.status)", "error": "\(code)"]
+            )
+            throw FCMAccessTokenError(.refused, tokenURI: account.tokenURI, status: response.status, detail: [code, description].compactMap { $0 }.joined(separator: ": "))
+        }
+        guard let token = object?["access_token"] as? String, !token.isEmpty else {
+            throw FCMAccessTokenError(.invalidResponse, tokenURI: account.tokenURI, status: response.status, detail: "no access_token in the answer")
+        }
+        let lifetime = (object?["expires_in"] as? NSNumber)?.doubleValue ?? 3600
+        return Cached(token: token, expiresAt: now.addingTimeInterval(lifetime))
+    }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}

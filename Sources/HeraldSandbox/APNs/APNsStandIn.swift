@@ -1,0 +1,169 @@
+import Foundation
+import JWTKit
+
+/// A local stand-in for Apple's provider API (`POST /3/device/<token>`) that checks what APNs
+/// checks and answers with APNs's statuses and `{"reason":…}` bodies:
+///
+/// - 405 `MethodNotAllowed` (not POST); 404 `BadPath`; 400 `MissingDeviceToken`;
+/// - 400 `DuplicateHeaders` (an `apns-*` or `authorization` header twice);
+/// - 403 `MissingProviderToken`, `InvalidProviderToken` (not ES256, wrong `kid`, wrong `iss`,
+///   bad signature, `iat` in the future), `ExpiredProviderToken` (older than an hour, or
+///   expired by ``expireProviderTokens(issuedBefore:)``), 429 `TooManyProviderTokenUpdates`;
+/// - 400 `MissingTopic`, `BadTopic`, `TopicDisallowed` (not one of the sandbox's bundle ids),
+///   `DeviceTokenNotForTopic` (a token bound to another topic by its ``TokenBehavior``);
+/// - 400 `BadDeviceToken` (not 64–200 hex digits);
+/// - 400 `InvalidPushType` (missing or unknown `apns-push-type`; `background` without
+///   `content-available: 1`; `alert` without alert, sound or badge), `BadPriority` (not 10, 5
+///   or 1; `background` not 5), `BadExpirationDate`, `BadCollapseId` (over 64 bytes),
+///   `BadMessageId` (an `apns-id` that is not a UUID);
+/// - 400 `PayloadEmpty`, 413 `PayloadTooLarge` (over 4096 bytes), 400 `BadPayload` (not a JSON
+///   object with an `aps` dictionary; Apple documents no reason for this, the sandbox names one);
+/// - then the token's ``TokenBehavior``: 410 `Unregistered`, 429 `TooManyRequests` with
+///   `Retry-After`, 503 `ServiceUnavailable`, a delay.
+///
+/// Accepted pushes answer 200 with `apns-id` and are recorded.
+///
+/// Thread rules: `Sendable`; ``handle(_:)`` runs concurrently for every request.
+public final class APNsStandIn: Sendable {
+    public let topics: [String]
+    public let keyID: String
+    public let teamID: String
+    public let maxPayloadBytes: Int
+    let tokens: APNsProviderTokenCheck
+    private let book: BehaviorBook
+    private let recorder: SandboxRecorder
+    private let clock: @Sendable () -> Date
+
+    static let pushTypes: Set<String> = [
+        "alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity", "pushtotalk", "widgets", "controls",
+    ]
+
+    init(
+        topics: [String], keyID: String, teamID: String, publicKey: ES256PublicKey, maxPayloadBytes: Int, book: BehaviorBook, recorder: SandboxRecorder,
+        clock: @escaping @Sendable () -> Date
+    ) {
+        self.topics = topics
+        self.keyID = keyID
+        self.teamID = teamID
+        self.maxPayloadBytes = maxPayloadBytes
+        self.tokens = APNsProviderTokenCheck(keyID: keyID, teamID: teamID, publicKey: publicKey)
+        self.book = book
+        self.recorder = recorder
+        self.clock = clock
+    }
+
+    /// From now on, provider tokens issued before `date` are refused as `ExpiredProviderToken`
+    /// (as if an hour had passed), so tests can make Apple reject a fresh token.
+    public func expireProviderTokens(issuedBefore date: Date) {
+        tokens.expireTokens(issuedBefore: date)
+    }
+
+    /// Distinct provider tokens whose signature verified.
+    public var providerTokensSeen: Int { tokens.tokensVerified }
+
+    func handle(_ request: ServerRequest) async -> ServerResponse {
+        let apnsID = request.header("apns-id") ?? UUID().uuidString.lowercased()
+        let deviceToken = Self.deviceToken(in: request.path)
+        if let deviceToken, !deviceToken.isEmpty { book.countRequest(deviceToken) }
+        switch await evaluate(request, deviceToken: deviceToken) {
+        case .success(let topic):
+            let token = deviceToken ?? ""
+            book.countAccepted(token)
+            recorder.record(
+                RecordedPush(
+                    provider: .apns, time: clock(), connectionID: request.connectionID, streamID: request.streamID, path: request.path,
+                    headers: Self.recordedHeaders(request), body: request.body, token: token, app: topic
+                )
+            )
+            return ServerResponse(status: 200, headers: [("apns-id", apnsID)])
+        case .failure(let rejection):
+            if let deviceToken, !deviceToken.isEmpty { book.countRejection(deviceToken, reason: rejection.reason) }
+            return rejection.response(apnsID: apnsID, now: clock())
+        }
+    }
+
+    /// Every check, in the order APNs applies them; the topic when the push is accepted.
+    private func evaluate(_ request: ServerRequest, deviceToken: String?) async -> Result<String, APNsRejection> {
+        guard request.method == "POST" else { return .failure(APNsRejection(405, "MethodNotAllowed")) }
+        guard let deviceToken else { return .failure(APNsRejection(404, "BadPath")) }
+        guard !deviceToken.isEmpty else { return .failure(APNsRejection(400, "MissingDeviceToken")) }
+        for name in ["authorization", "apns-topic", "apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id"] {
+            if request.headerValues(name).count > 1 { return .failure(APNsRejection(400, "DuplicateHeaders")) }
+        }
+        if let rejection = await tokens.check(authorization: request.header("authorization"), connectionID: request.connectionID, now: clock()) {
+            return .failure(rejection)
+        }
+        guard let topic = request.header("apns-topic"), !topic.isEmpty else { return .failure(APNsRejection(400, "MissingTopic")) }
+        guard topic.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else { return .failure(APNsRejection(400, "BadTopic")) }
+        guard topics.contains(topic) else { return .failure(APNsRejection(400, "TopicDisallowed")) }
+        let hexDigits = deviceToken.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20) }
+        guard hexDigits, deviceToken.utf8.count.isMultiple(of: 2), (64...200).contains(deviceToken.utf8.count) else {
+            return .failure(APNsRejection(400, "BadDeviceToken"))
+        }
+
+        guard let pushType = request.header("apns-push-type"), Self.pushTypes.contains(pushType) else {
+            return .failure(APNsRejection(400, "InvalidPushType"))
+        }
+        let priority: Int
+        if let raw = request.header("apns-priority") {
+            guard let value = Int(raw), [10, 5, 1].contains(value) else { return .failure(APNsRejection(400, "BadPriority")) }
+            priority = value
+        } else {
+            priority = 10
+        }
+        if pushType == "background", priority != 5 { return .failure(APNsRejection(400, "BadPriority")) }
+        if let raw = request.header("apns-expiration") {
+            guard let value = Int64(raw), value >= 0 else { return .failure(APNsRejection(400, "BadExpirationDate")) }
+        }
+        if let collapseID = request.header("apns-collapse-id"), collapseID.utf8.count > 64 {
+            return .failure(APNsRejection(400, "BadCollapseId"))
+        }
+        if let id = request.header("apns-id"), UUID(uuidString: id) == nil {
+            return .failure(APNsRejection(400, "BadMessageId"))
+        }
+
+        guard !request.body.isEmpty else { return .failure(APNsRejection(400, "PayloadEmpty")) }
+        guard request.body.count <= maxPayloadBytes else { return .failure(APNsRejection(413, "PayloadTooLarge")) }
+        guard let payload = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any],
+              let aps = payload["aps"] as? [String: Any]
+        else { return .failure(APNsRejection(400, "BadPayload")) }
+        switch pushType {
+        case "background":
+            guard (aps["content-available"] as? NSNumber)?.intValue == 1 else { return .failure(APNsRejection(400, "InvalidPushType")) }
+        case "alert":
+            guard aps["alert"] != nil || aps["sound"] != nil || aps["badge"] != nil else { return .failure(APNsRejection(400, "InvalidPushType")) }
+        default:
+            break
+        }
+
+        let behavior = book.behavior(for: deviceToken)
+        if let delay = behavior?.delayMilliseconds, delay > 0 {
+            try? await Task.sleep(for: .milliseconds(delay))
+        }
+        if let bound = behavior?.topic, bound != topic { return .failure(APNsRejection(400, "DeviceTokenNotForTopic")) }
+        switch book.verdict(for: deviceToken) {
+        case .accept: return .success(topic)
+        case .unregistered: return .failure(APNsRejection(410, "Unregistered"))
+        case .throttled(let seconds): return .failure(APNsRejection(429, "TooManyRequests", retryAfter: seconds))
+        case .unavailable: return .failure(APNsRejection(503, "ServiceUnavailable"))
+        }
+    }
+
+    /// The token of a `/3/device/<token>` path ("" when absent), nil for any other path.
+    static func deviceToken(in path: String) -> String? {
+        let prefix = "/3/device/"
+        guard path.hasPrefix(prefix) else { return path == "/3/device" ? "" : nil }
+        var token = String(path.dropFirst(prefix.count))
+        if let query = token.firstIndex(of: "?") { token = String(token[..<query]) }
+        return token.removingPercentEncoding ?? token
+    }
+
+    static func recordedHeaders(_ request: ServerRequest) -> [String: String] {
+        var headers: [String: String] = [:]
+        for field in request.headers {
+            let name = field.name.lowercased()
+            headers[name] = name == "authorization" ? String(field.value.prefix(20)) + "…" : field.value
+        }
+        return headers
+    }
+}

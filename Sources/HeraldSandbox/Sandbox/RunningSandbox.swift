@@ -1,0 +1,104 @@
+import Foundation
+import Logging
+
+/// The APNs and FCM stand-ins of ``Sandbox/start(_:logger:)``, running: their ports and URLs,
+/// the files a worker needs, the scripted behaviours, what was accepted and the counters.
+///
+/// Thread rules: `Sendable`. Call ``shutdown()`` when done.
+public final class RunningSandbox: Sendable {
+    public let configuration: SandboxConfiguration
+    public let credentials: SandboxCredentials
+    public let files: SandboxFiles
+    public let apns: APNsStandIn
+    public let fcm: FCMStandIn
+    /// Scripted token behaviours and per-token counters.
+    public let behaviors: BehaviorBook
+    /// Accepted pushes.
+    public let recorder: SandboxRecorder
+    let apnsServer: HTTP2Server
+    let fcmServer: HTTP2Server
+
+    init(
+        configuration: SandboxConfiguration, credentials: SandboxCredentials, files: SandboxFiles, apns: APNsStandIn, fcm: FCMStandIn,
+        behaviors: BehaviorBook, recorder: SandboxRecorder, apnsServer: HTTP2Server, fcmServer: HTTP2Server
+    ) {
+        self.configuration = configuration
+        self.credentials = credentials
+        self.files = files
+        self.apns = apns
+        self.fcm = fcm
+        self.behaviors = behaviors
+        self.recorder = recorder
+        self.apnsServer = apnsServer
+        self.fcmServer = fcmServer
+    }
+
+    public var apnsPort: Int { apnsServer.port }
+    public var fcmPort: Int { fcmServer.port }
+    /// `https://localhost:<port>`: the `apns.url` of a worker.
+    public var apnsURL: String { "https://localhost:\(apnsPort)" }
+    /// `https://localhost:<port>`: the `fcm.url` of a worker.
+    public var fcmURL: String { "https://localhost:\(fcmPort)" }
+    /// The OAuth2 token endpoint (the service account's `token_uri`).
+    public var tokenURI: String { fcmURL + "/token" }
+
+    /// Per-connection counters of the APNs stand-in (streams open at once, requests served).
+    public var apnsConnections: ConnectionLedger.Snapshot { apnsServer.ledger.snapshot() }
+    /// Per-connection counters of the FCM stand-in (the token endpoint included).
+    public var fcmConnections: ConnectionLedger.Snapshot { fcmServer.ledger.snapshot() }
+
+    /// Accepted pushes kept in memory, oldest first.
+    public var pushes: [RecordedPush] { recorder.pushes }
+
+    /// Scripts `token` (nil clears it).
+    public func setBehavior(_ behavior: TokenBehavior?, for token: String) {
+        behaviors.set(behavior, for: token)
+    }
+
+    /// What the sandbox saw for `token`.
+    public func counters(for token: String) -> TokenCounters {
+        behaviors.counters(for: token)
+    }
+
+    /// Stops both servers (requests in flight are cut off) and closes the record file.
+    public func shutdown() async {
+        await apnsServer.shutdown()
+        await fcmServer.shutdown()
+        recorder.finish()
+    }
+
+    /// How to use the sandbox, for `herald sandbox` to print.
+    public var usage: String {
+        """
+        herald sandbox: APNs and FCM stand-ins are running (HTTP/2 over TLS).
+          APNs   \(apnsURL)   team \(credentials.teamID), key \(credentials.keyID), topics \(configuration.topics.joined(separator: ", "))
+          FCM    \(fcmURL)   project \(credentials.projectID), OAuth2 token endpoint \(tokenURI)
+          files  \(files.directory.path): ca.pem, \(files.apnsKey.lastPathComponent), service-account.json, herald.yaml
+        Point a worker at it:
+          herald worker --config \(files.configuration.path)
+          (with HERALD_AMQP_URL and HERALD_DATABASE_URL set, or add those keys to the file)
+        Script failures for a device token:
+          curl --cacert \(files.caCertificate.path) -X PUT -d '{"unregistered":true}' \(apnsURL)/_sandbox/tokens/<token>
+          (also {"throttle_retry_after":5}, {"fail_first":2}, {"delay_ms":300}; counters: GET \(apnsURL)/_sandbox/stats)
+        Accepted pushes are recorded\(recorder.file.map { " in \($0)" } ?? " in memory") as JSON lines. Stop with Ctrl-C.
+        """
+    }
+
+    func statisticsJSON() -> [String: Any] {
+        func connections(_ snapshot: ConnectionLedger.Snapshot) -> [[String: Any]] {
+            snapshot.connections.map {
+                ["id": $0.id, "requests_served": $0.requestsServed, "max_concurrent_streams": $0.maxConcurrentStreams, "open": $0.isOpen]
+            }
+        }
+        var tokens: [String: Any] = [:]
+        for (token, counters) in behaviors.allCounters() {
+            tokens[token] = ["requests": counters.requests, "accepted": counters.accepted, "rejections": counters.rejections]
+        }
+        return [
+            "accepted": recorder.count,
+            "apns": ["provider_tokens_seen": apns.providerTokensSeen, "connections": connections(apnsConnections)],
+            "fcm": ["access_tokens_issued": fcm.oauth.accessTokensIssued, "connections": connections(fcmConnections)],
+            "tokens": tokens,
+        ]
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// The sandbox's admin endpoint, served on both ports under `/_sandbox/`, so that scripts and
+/// tests in other processes can steer it:
+///
+/// - `GET /_sandbox/stats`: counters (accepted pushes, provider tokens, access tokens, per
+///   token, per connection) as JSON;
+/// - `PUT /_sandbox/tokens/<token>` with a ``TokenBehavior`` as JSON: script a token;
+///   `DELETE /_sandbox/tokens/<token>`: forget it;
+/// - `POST /_sandbox/apns/expire-provider-tokens`: refuse every provider token issued so far;
+/// - `POST /_sandbox/fcm/revoke-access-tokens`: forget every access token (next sends get 401).
+struct SandboxAdminRoutes: Sendable {
+    let sandbox: RunningSandbox
+
+    static let prefix = "/_sandbox/"
+
+    func handle(_ request: ServerRequest) -> ServerResponse {
+        let path = String(request.path.dropFirst(Self.prefix.count))
+        switch (request.method, path) {
+        case ("GET", "stats"):
+            return .json(GoogleErrorBody.encode(sandbox.statisticsJSON()))
+        case ("POST", "apns/expire-provider-tokens"):
+            sandbox.apns.expireProviderTokens(issuedBefore: sandbox.configuration.clock().addingTimeInterval(1))
+            return ServerResponse(status: 204)
+        case ("POST", "fcm/revoke-access-tokens"):
+            sandbox.fcm.oauth.revokeAccessTokens()
+            return ServerResponse(status: 204)
+        case (let method, let route) where route.hasPrefix("tokens/"):
+            let token = String(route.dropFirst("tokens/".count)).removingPercentEncoding ?? ""
+            guard !token.isEmpty else { return .text("no token in the path\n", status: 400) }
+            switch method {
+            case "PUT", "POST":
+                do {
+                    let behavior = try JSONDecoder().decode(TokenBehavior.self, from: Data(request.body))
+                    sandbox.behaviors.set(behavior, for: token)
+                    return ServerResponse(status: 204)
+                } catch {
+                    return .text("not a token behaviour: \(error)\n", status: 400)
+                }
+            case "DELETE":
+                sandbox.behaviors.set(nil, for: token)
+                return ServerResponse(status: 204)
+            default:
+                return .text("use PUT or DELETE\n", status: 405)
+            }
+        default:
+            return .text("unknown admin route\n", status: 404)
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// How ``Sandbox/start(_:logger:)`` runs the APNs and FCM stand-ins.
+public struct SandboxConfiguration: Sendable {
+    /// Where the certificate, keys, service-account file, `herald.yaml` and `sandbox.json` are
+    /// written (and read back on the next start, so a configured worker keeps working).
+    public var directory: URL
+    /// The address both servers listen on. Loopback only by default.
+    public var host: String
+    /// APNs stand-in port; 0 picks a free one.
+    public var apnsPort: Int
+    /// FCM (and OAuth2 token endpoint) stand-in port; 0 picks a free one.
+    public var fcmPort: Int
+    /// Append every accepted push as a JSON line to this file (nil: memory only).
+    public var recordFile: String?
+    /// A rules file (`{"tokens": {"<token>": {behaviour}}}`) loaded at start.
+    public var rulesFile: String?
+    /// The bundle ids (APNs topics) the sandbox's team may push to; the first is the default.
+    public var topics: [String]
+    /// The Firebase project id of the generated service account.
+    public var projectID: String
+    /// `SETTINGS_MAX_CONCURRENT_STREAMS` each server announces.
+    public var maxConcurrentStreams: Int
+    /// Payload limit of both stand-ins (Apple's and Google's 4096 bytes).
+    public var maxPayloadBytes: Int
+    /// Lifetime of issued OAuth2 access tokens, seconds (Google: 3599).
+    public var accessTokenLifetime: Int
+    /// The wall clock the checks read (provider-token age, access-token expiry); tests may share
+    /// one with the senders' injectable clock.
+    public var clock: @Sendable () -> Date
+
+    public init(
+        directory: URL, host: String = "127.0.0.1", apnsPort: Int = 0, fcmPort: Int = 0, recordFile: String? = nil, rulesFile: String? = nil,
+        topics: [String] = ["com.example.herald"], projectID: String = "herald-sandbox", maxConcurrentStreams: Int = 1000,
+        maxPayloadBytes: Int = 4096, accessTokenLifetime: Int = 3599, clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.directory = directory
+        self.host = host
+        self.apnsPort = apnsPort
+        self.fcmPort = fcmPort
+        self.recordFile = recordFile
+        self.rulesFile = rulesFile
+        self.topics = topics
+        self.projectID = projectID
+        self.maxConcurrentStreams = maxConcurrentStreams
+        self.maxPayloadBytes = maxPayloadBytes
+        self.accessTokenLifetime = accessTokenLifetime
+        self.clock = clock
+    }
+}

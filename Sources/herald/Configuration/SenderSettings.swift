@@ -1,0 +1,167 @@
+import Foundation
+import HeraldDelivery
+import HeraldHTTP
+import Logging
+
+/// Builds the worker's ``PushSender`` from configuration: the one entry point the worker command
+/// calls at start-up, before it consumes anything.
+///
+/// `worker.sender` chooses:
+/// - `log` (default): ``LogSender`` — one JSON line per delivery to `worker.log_sender_file`, or
+///   to standard output when unset;
+/// - `null`: ``NullSender`` — accepts everything (benchmarks);
+/// - `providers`: a ``RoutingSender`` over an ``APNsSender`` (when any `apns.*` credential key
+///   is set) and an ``FCMSender`` (when `fcm.service_account_path` is set).
+///
+/// Keys read for `providers`:
+/// - `apns.topic` (bundle ids, comma separated, default first; required for APNs);
+///   token auth: `apns.key_path`, `apns.key_id`, `apns.team_id`; certificate auth:
+///   `apns.cert_path` (one file for every topic, or one per topic in the same order; `.p12`/
+///   `.pfx` are PKCS#12, anything else PEM), `apns.cert_key_path` (PEM key, default: the
+///   certificate file), `apns.cert_password`; `apns.environment` (`production`|`sandbox`),
+///   `apns.url`, `apns.ca_path`;
+/// - `fcm.service_account_path` (one JSON key per Firebase project, comma separated, default
+///   first; a device's `app` names the project id), `fcm.url`, `fcm.ca_path`;
+/// - `proxy.url` (`http://host:port`; a bare `host:port` means `http://`), `proxy.user`,
+///   `proxy.password`, used for both providers.
+///
+/// Every credential file is read and checked here (keys parse, ids are 10 characters,
+/// certificates are not expired, service-account files have every field), so a wrong file stops
+/// the worker at start-up.
+///
+/// - Throws: ``ConfigurationError`` naming the key, where its value came from, and — for a
+///   credential file — the file and the problem (the ``SenderConfigurationError`` text); or
+///   ``LogSenderError`` when the log file cannot be opened. The returned sender must be shut
+///   down with `shutdown()` when the worker stops.
+enum SenderSettings {
+    /// The values of `worker.sender`.
+    enum Kind: String, CaseIterable, Sendable {
+        case log
+        case null
+        case providers
+    }
+
+    static func makeSender(settings: Settings, logger: Logger) throws -> any PushSender {
+        switch try settings.choice(.workerSender, default: Kind.log) {
+        case .log:
+            if let path = settings.string(.workerLogSenderFile) {
+                return try LogSender(path: path)
+            }
+            return LogSender()
+        case .null:
+            return NullSender()
+        case .providers:
+            let apns = try apnsConfiguration(settings: settings)
+            let fcm = try fcmConfiguration(settings: settings)
+            guard apns != nil || fcm != nil else {
+                throw ConfigurationError(
+                    .missing, key: SettingKey.workerSender.dotted,
+                    reason: "worker.sender is 'providers' but no provider is configured: set apns.topic with apns.key_path (or apns.cert_path), and/or fcm.service_account_path"
+                )
+            }
+            var iosSender: APNsSender?
+            if let apns {
+                do {
+                    iosSender = try APNsSender(configuration: apns, logger: logger)
+                } catch {
+                    throw configurationError(error, settings: settings, provider: "APNs")
+                }
+                logger.info("APNs sender ready", metadata: ["herald.url": "\(apns.effectiveBaseURL)", "herald.apps": "\(apns.apps.map(\.topic).joined(separator: ","))"])
+            }
+            var androidSender: FCMSender?
+            if let fcm {
+                do {
+                    androidSender = try FCMSender(configuration: fcm, logger: logger)
+                } catch {
+                    // The APNs sender built above stops its connections when it is dropped.
+                    throw configurationError(error, settings: settings, provider: "FCM")
+                }
+                logger.info("FCM sender ready", metadata: ["herald.url": "\(fcm.effectiveBaseURL)"])
+            }
+            return RoutingSender(ios: iosSender, android: androidSender)
+        }
+    }
+
+    /// The APNs configuration, or nil when no APNs key is set.
+    static func apnsConfiguration(settings: Settings) throws -> APNsConfiguration? {
+        let credentialKeys: [SettingKey] = [.apnsTopic, .apnsKeyPath, .apnsCertPath]
+        guard credentialKeys.contains(where: { settings.string($0) != nil }) else { return nil }
+        let topics = settings.list(.apnsTopic)
+        guard !topics.isEmpty else {
+            throw ConfigurationError(.missing, key: SettingKey.apnsTopic.dotted, reason: "APNs credentials are set but no bundle id: set apns.topic (comma separated, the default app first)")
+        }
+        let certificates = settings.list(.apnsCertPath)
+        guard certificates.isEmpty || certificates.count == 1 || certificates.count == topics.count else {
+            throw ConfigurationError(
+                .invalidValue, key: SettingKey.apnsCertPath.dotted, source: settings.lookup(.apnsCertPath)?.source,
+                reason: "give one certificate for every topic, or one per topic (\(topics.count)); found \(certificates.count)"
+            )
+        }
+        let password = settings.string(.apnsCertPassword)
+        var apps: [APNsApp] = []
+        for (index, topic) in topics.enumerated() {
+            var certificate: APNsCertificate?
+            if !certificates.isEmpty {
+                let file = certificates.count == 1 ? certificates[0] : certificates[index]
+                let lower = file.lowercased()
+                if lower.hasSuffix(".p12") || lower.hasSuffix(".pfx") {
+                    certificate = .pkcs12(file: file, password: password)
+                } else {
+                    certificate = .pem(certificateFile: file, keyFile: settings.string(.apnsCertKeyPath) ?? file, keyPassword: password)
+                }
+            }
+            apps.append(APNsApp(topic: topic, certificate: certificate))
+        }
+        var tokenKey: APNsConfiguration.TokenKey?
+        if let keyPath = settings.string(.apnsKeyPath) {
+            tokenKey = APNsConfiguration.TokenKey(file: keyPath, keyID: try settings.require(.apnsKeyID), teamID: try settings.require(.apnsTeamID))
+        }
+        return APNsConfiguration(
+            apps: apps,
+            tokenKey: tokenKey,
+            environment: try settings.choice(.apnsEnvironment, default: APNsEnvironment.production),
+            baseURL: settings.string(.apnsURL),
+            http: try httpConfiguration(settings: settings, caPath: settings.string(.apnsCAPath))
+        )
+    }
+
+    /// The FCM configuration, or nil when no service account is set.
+    static func fcmConfiguration(settings: Settings) throws -> FCMConfiguration? {
+        let files = settings.list(.fcmServiceAccountPath)
+        guard !files.isEmpty else { return nil }
+        return FCMConfiguration(
+            projects: files.map { FCMProject(serviceAccountFile: $0) },
+            baseURL: settings.string(.fcmURL),
+            http: try httpConfiguration(settings: settings, caPath: settings.string(.fcmCAPath))
+        )
+    }
+
+    /// HeraldHTTP settings shared by both providers: an extra CA (the sandbox) and the proxy.
+    static func httpConfiguration(settings: Settings, caPath: String?) throws -> HTTPClientConfiguration {
+        var http = HTTPClientConfiguration()
+        http.tls.caFile = caPath
+        if var url = settings.string(.proxyURL) {
+            if !url.lowercased().hasPrefix("http://") && !url.lowercased().hasPrefix("https://") { url = "http://" + url }
+            http.proxy = HTTPClientConfiguration.Proxy(url: url, user: settings.string(.proxyUser), password: settings.string(.proxyPassword))
+        } else if settings.string(.proxyUser) != nil || settings.string(.proxyPassword) != nil {
+            throw ConfigurationError(.missing, key: SettingKey.proxyURL.dotted, reason: "proxy.user or proxy.password is set but proxy.url is not")
+        }
+        return http
+    }
+
+    /// A ``SenderConfigurationError`` as a ``ConfigurationError`` naming the key that set the file.
+    static func configurationError(_ error: SenderConfigurationError, settings: Settings, provider: String) -> ConfigurationError {
+        let fileKeys: [SettingKey] = [.apnsKeyPath, .apnsCertPath, .apnsCertKeyPath, .apnsCAPath, .fcmServiceAccountPath, .fcmCAPath, .proxyURL]
+        var key: SettingKey?
+        if let file = error.file {
+            key = fileKeys.first { settings.list($0).contains(file) || settings.string($0) == file }
+        }
+        if key == nil, let field = error.field {
+            key = SettingKey.all.first { field.contains($0.dotted) }
+        }
+        return ConfigurationError(
+            .invalidFile, key: key?.dotted, source: key.flatMap { settings.lookup($0)?.source },
+            reason: "\(provider) cannot start: \(error.description)"
+        )
+    }
+}
