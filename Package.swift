@@ -139,7 +139,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldDeliveryTests",
-            dependencies: ["HeraldDelivery", "HeraldSandbox", "HeraldTesting"],
+            dependencies: ["HeraldDelivery", "HeraldSandbox", "HeraldTesting", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(

@@ -2,4 +2,5 @@
 struct ConnectionSettings: Sendable {
     let maxConcurrentStreams: Int
     let allowHTTP1: Bool
+    let resetFrameLimit: Int
 }

@@ -70,7 +70,8 @@ public final class HTTP2Server: Sendable {
         let dispatcher = HandlerDispatcher.start()
         let settings = ConnectionSettings(
             maxConcurrentStreams: configuration.maxConcurrentStreams,
-            allowHTTP1: configuration.tls?.allowHTTP1 ?? false
+            allowHTTP1: configuration.tls?.allowHTTP1 ?? false,
+            resetFrameLimit: max(1, configuration.resetFrameLimit)
         )
 
         let bootstrap = ServerBootstrap(group: group)

@@ -45,18 +45,25 @@ public struct HTTP2ServerConfiguration: Sendable {
     public var maxConcurrentStreams: Int
     /// Threads of the server's own event loop group.
     public var eventLoopThreads: Int
+    /// RST_STREAM frames a client may send per 30 seconds before the connection is closed as
+    /// abusive (NIO's rapid-reset protection; its default is 200). libcurl 7.88 resets every
+    /// stream whose response ends in its HEADERS frame (an empty body, as APNs's 200 is), so
+    /// the APNs stand-in raises it.
+    public var resetFrameLimit: Int
 
     public init(
         host: String = "127.0.0.1",
         port: Int = 0,
         tls: TLS?,
         maxConcurrentStreams: Int = 1000,
-        eventLoopThreads: Int = 1
+        eventLoopThreads: Int = 1,
+        resetFrameLimit: Int = 200
     ) {
         self.host = host
         self.port = port
         self.tls = tls
         self.maxConcurrentStreams = maxConcurrentStreams
         self.eventLoopThreads = eventLoopThreads
+        self.resetFrameLimit = resetFrameLimit
     }
 }

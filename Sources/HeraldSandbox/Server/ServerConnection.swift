@@ -73,6 +73,7 @@ final class ServerConnection: Sendable {
         connectionConfiguration.targetWindowSize = 1 << 24
         var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
         streamConfiguration.targetWindowSize = 1 << 20
+        streamConfiguration.streamResetFrameRateLimit.maximumCount = settings.resetFrameLimit
         return channel.configureHTTP2Pipeline(
             mode: .server,
             connectionConfiguration: connectionConfiguration,
