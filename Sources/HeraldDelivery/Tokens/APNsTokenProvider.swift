@@ -21,9 +21,9 @@ public actor APNsTokenProvider {
         var invalidated: Bool
     }
 
-    public let key: APNsSigningKey
-    public let refreshInterval: Duration
-    public let minimumForcedRefreshInterval: Duration
+    public nonisolated let key: APNsSigningKey
+    public nonisolated let refreshInterval: Duration
+    public nonisolated let minimumForcedRefreshInterval: Duration
     private let clock: any ProviderClock
     private let keys = JWTKeyCollection()
     private var keysReady = false

@@ -24,8 +24,8 @@ public actor FCMAccessTokenProvider {
     /// The OAuth2 scope FCM HTTP v1 needs.
     public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
-    public let account: FCMServiceAccount
-    public let refreshMargin: Duration
+    public nonisolated let account: FCMServiceAccount
+    public nonisolated let refreshMargin: Duration
     private let client: HTTPClient
     private let clock: any ProviderClock
     private let logger: Logger
