@@ -152,12 +152,13 @@ enum SenderSettings {
     /// A ``SenderConfigurationError`` as a ``ConfigurationError`` naming the key that set the file.
     static func configurationError(_ error: SenderConfigurationError, settings: Settings, provider: String) -> ConfigurationError {
         let fileKeys: [SettingKey] = [.apnsKeyPath, .apnsCertPath, .apnsCertKeyPath, .apnsCAPath, .fcmServiceAccountPath, .fcmCAPath, .proxyURL]
+        // A field that names its key (`team id (apns.team_id)`) wins over the file it was checked with.
         var key: SettingKey?
-        if let file = error.file {
-            key = fileKeys.first { settings.list($0).contains(file) || settings.string($0) == file }
-        }
-        if key == nil, let field = error.field {
+        if let field = error.field {
             key = SettingKey.all.first { field.contains($0.dotted) }
+        }
+        if key == nil, let file = error.file {
+            key = fileKeys.first { settings.list($0).contains(file) || settings.string($0) == file }
         }
         return ConfigurationError(
             .invalidFile, key: key?.dotted, source: key.flatMap { settings.lookup($0)?.source },
