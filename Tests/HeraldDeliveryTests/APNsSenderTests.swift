@@ -189,4 +189,38 @@ import Testing
             await sender.shutdown()
         }
     }
+
+    /// Certificate authentication: the sandbox's client certificate as PEM and as a .p12; no
+    /// bearer token travels, and the certificate only serves its own topic.
+    @Test func certificateAuthenticationWithPEMAndPKCS12() async throws {
+        try await DeliveryFixture.with { fixture in
+            let files = fixture.sandbox.files
+            let p12 = fixture.directory.appendingPathComponent("apns.p12").path
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            process.arguments = ["pkcs12", "-export", "-in", files.apnsCertificate.path, "-inkey", files.apnsCertificateKey.path, "-out", p12, "-passout", "pass:p12-secret"]
+            try process.run()
+            process.waitUntilExit()
+            try #require(process.terminationStatus == 0)
+
+            for (n, certificate) in [
+                APNsCertificate.pem(certificateFile: files.apnsCertificate.path, keyFile: files.apnsCertificateKey.path),
+                .pkcs12(file: p12, password: "p12-secret"),
+            ].enumerated() {
+                var configuration = fixture.apnsConfiguration
+                configuration.tokenKey = nil
+                configuration.apps = [APNsApp(topic: DeliveryFixture.topic, certificate: certificate), APNsApp(topic: DeliveryFixture.otherTopic, certificate: certificate)]
+                let sender = try APNsSender(configuration: configuration)
+                let outcome = await sender.send(try DeliveryFixture.delivery(n, platform: .ios))
+                #expect(outcome == .sent, "\(certificate): \(outcome)")
+                // The certificate is for the first topic only.
+                #expect(await sender.send(try DeliveryFixture.delivery(10 + n, platform: .ios, app: DeliveryFixture.otherTopic)) == .permanentFailure(reason: "TopicDisallowed"))
+                await sender.shutdown()
+            }
+            let pushes = fixture.sandbox.pushes
+            #expect(pushes.count == 2)
+            #expect(pushes.allSatisfy { $0.headers["authorization"] == nil })
+            #expect(fixture.sandbox.apns.providerTokensSeen == 0)
+        }
+    }
 }

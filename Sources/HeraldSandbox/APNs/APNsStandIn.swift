@@ -1,11 +1,15 @@
 import Foundation
 import JWTKit
+import SwiftASN1
+import X509
 
 /// A local stand-in for Apple's provider API (`POST /3/device/<token>`) that checks what APNs
 /// checks and answers with APNs's statuses and `{"reason":…}` bodies:
 ///
 /// - 405 `MethodNotAllowed` (not POST); 404 `BadPath`; 400 `MissingDeviceToken`;
 /// - 400 `DuplicateHeaders` (an `apns-*` or `authorization` header twice);
+/// - certificate authentication (a client certificate issued by the sandbox's CA, as the
+///   sandbox writes it): the topic must be the certificate's `UID`, else 400 `TopicDisallowed`;
 /// - 403 `MissingProviderToken`, `InvalidProviderToken` (not ES256, wrong `kid`, wrong `iss`,
 ///   bad signature, `iat` in the future), `ExpiredProviderToken` (older than an hour, or
 ///   expired by ``expireProviderTokens(issuedBefore:)``), 429 `TooManyProviderTokenUpdates`;
@@ -90,10 +94,18 @@ public final class APNsStandIn: Sendable {
         for name in ["authorization", "apns-topic", "apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id"] {
             if request.headerValues(name).count > 1 { return .failure(APNsRejection(400, "DuplicateHeaders")) }
         }
-        if let rejection = await tokens.check(authorization: request.header("authorization"), connectionID: request.connectionID, now: clock()) {
-            return .failure(rejection)
+        let topic: String
+        if let certificateTopic = Self.certificateTopic(request) {
+            // Certificate authentication: the certificate names the one topic it may push to.
+            topic = request.header("apns-topic") ?? certificateTopic
+            guard topic == certificateTopic, topics.contains(topic) else { return .failure(APNsRejection(400, "TopicDisallowed")) }
+        } else {
+            if let rejection = await tokens.check(authorization: request.header("authorization"), connectionID: request.connectionID, now: clock()) {
+                return .failure(rejection)
+            }
+            guard let header = request.header("apns-topic"), !header.isEmpty else { return .failure(APNsRejection(400, "MissingTopic")) }
+            topic = header
         }
-        guard let topic = request.header("apns-topic"), !topic.isEmpty else { return .failure(APNsRejection(400, "MissingTopic")) }
         guard topic.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else { return .failure(APNsRejection(400, "BadTopic")) }
         guard topics.contains(topic) else { return .failure(APNsRejection(400, "TopicDisallowed")) }
         let hexDigits = deviceToken.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20) }
@@ -147,6 +159,17 @@ public final class APNsStandIn: Sendable {
         case .throttled(let seconds): return .failure(APNsRejection(429, "TooManyRequests", retryAfter: seconds))
         case .unavailable: return .failure(APNsRejection(503, "ServiceUnavailable"))
         }
+    }
+
+    /// The bundle id (subject `UID`) of the client certificate, when the client presented one.
+    static func certificateTopic(_ request: ServerRequest) -> String? {
+        guard let certificate = request.clientCertificate else { return nil }
+        for name in certificate.subject {
+            for attribute in name where attribute.type.description == "0.9.2342.19200300.100.1.1" {
+                return String(describing: attribute.value)
+            }
+        }
+        return ""
     }
 
     /// The token of a `/3/device/<token>` path ("" when absent), nil for any other path.

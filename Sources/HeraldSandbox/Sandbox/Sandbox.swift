@@ -17,7 +17,9 @@ public enum Sandbox {
     ///   file is bad, or a port cannot be bound.
     public static func start(_ configuration: SandboxConfiguration, logger: Logger = Logger(label: "herald.sandbox")) async throws -> RunningSandbox {
         guard !configuration.topics.isEmpty else { throw SandboxError(.invalidFiles, detail: "at least one APNs topic is needed") }
-        let (credentials, chain, serverKey) = try SandboxFiles.loadOrCreate(in: configuration.directory, projectID: configuration.projectID)
+        let (credentials, chain, serverKey) = try SandboxFiles.loadOrCreate(
+            in: configuration.directory, projectID: configuration.projectID, certificateTopic: configuration.topics[0]
+        )
         let files = SandboxFiles(directory: configuration.directory, keyID: credentials.keyID)
         let behaviors = BehaviorBook()
         if let rules = configuration.rulesFile {
@@ -33,7 +35,15 @@ public enum Sandbox {
         } catch {
             throw SandboxError(.invalidFiles, detail: "the keys in \(configuration.directory.path) cannot be read (\(error)); delete the folder to start afresh")
         }
-        let tls = HTTP2ServerConfiguration.TLS(certificateChainPEM: [chain], privateKeyPEM: serverKey, allowHTTP1: true)
+        let caPEM: String
+        do {
+            caPEM = try String(contentsOf: files.caCertificate, encoding: .utf8)
+        } catch {
+            throw SandboxError(.invalidFiles, detail: "cannot read \(files.caCertificate.path): \(error)")
+        }
+        // APNs takes token- and certificate-authenticated clients on the same host.
+        var tls = HTTP2ServerConfiguration.TLS(certificateChainPEM: [chain], privateKeyPEM: serverKey, allowHTTP1: true, clientCertificateTrustPEM: caPEM)
+        tls.clientCertificateOptional = true
         let router = SandboxRouter()
 
         func listen(_ port: Int, _ name: String) async throws -> HTTP2Server {

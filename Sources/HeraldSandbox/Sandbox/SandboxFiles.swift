@@ -20,10 +20,14 @@ public struct SandboxFiles: Sendable, Hashable {
     public var configuration: URL { directory.appendingPathComponent("herald.yaml") }
     /// `sandbox.json`: ports, ids and file names, for scripts.
     public var manifest: URL { directory.appendingPathComponent("sandbox.json") }
+    /// `apns-certificate.pem` and `apns-certificate-key.pem`: an APNs client certificate (UID =
+    /// the first topic at creation) for certificate-based authentication, issued by `ca.pem`.
+    public var apnsCertificate: URL { directory.appendingPathComponent("apns-certificate.pem") }
+    public var apnsCertificateKey: URL { directory.appendingPathComponent("apns-certificate-key.pem") }
 
     /// The credentials and TLS material in `directory`, made on first use and reused afterwards.
     static func loadOrCreate(
-        in directory: URL, projectID: String
+        in directory: URL, projectID: String, certificateTopic: String
     ) throws -> (credentials: SandboxCredentials, certificateChainPEM: String, privateKeyPEM: String) {
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -40,7 +44,9 @@ public struct SandboxFiles: Sendable, Hashable {
             try certificate.write(to: directory)
             let files = SandboxFiles(directory: directory, keyID: credentials.keyID)
             try writeSecret(credentials.apnsKeyPEM, to: files.apnsKey)
-            try writeManifestSecrets(credentials, files: files)
+            try writeSecret(credentials.serviceAccountKeyPEM, to: directory.appendingPathComponent(".service-account-key.pem"))
+            let client = try certificate.issueClientCertificate(commonName: "Apple Push Services: \(certificateTopic)", userID: certificateTopic)
+            try client.write(certificateTo: files.apnsCertificate, keyTo: files.apnsCertificateKey)
             let chain = try String(contentsOf: files.serverCertificate, encoding: .utf8)
             return (credentials, chain, certificate.server.privateKeyPEM)
         } catch let error as SandboxError {
@@ -69,10 +75,6 @@ public struct SandboxFiles: Sendable, Hashable {
             serviceAccountKeyPEM: rsaKey
         )
         return (credentials, chain, key)
-    }
-
-    private static func writeManifestSecrets(_ credentials: SandboxCredentials, files: SandboxFiles) throws {
-        try writeSecret(credentials.serviceAccountKeyPEM, to: files.directory.appendingPathComponent(".service-account-key.pem"))
     }
 
     static func writeSecret(_ text: String, to url: URL) throws {
@@ -134,6 +136,8 @@ public struct SandboxFiles: Sendable, Hashable {
             "apns_key_path": apnsKey.path,
             "service_account_path": self.serviceAccount.path,
             "config_path": configuration.path,
+            "apns_certificate_path": apnsCertificate.path,
+            "apns_certificate_key_path": apnsCertificateKey.path,
         ]
         if let recordFile { manifest["record_path"] = recordFile }
         let manifestData = try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])

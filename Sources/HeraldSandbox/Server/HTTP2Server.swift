@@ -186,7 +186,7 @@ public final class HTTP2Server: Sendable {
         // would otherwise take NIO's default 5 s.
         configuration.shutdownTimeout = .milliseconds(200)
         if let trust = tls.clientCertificateTrustPEM {
-            configuration.certificateVerification = .noHostnameVerification
+            configuration.certificateVerification = tls.clientCertificateOptional ? .optionalVerification : .noHostnameVerification
             configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(trust.utf8)))
             configuration.sendCANameList = true
         }

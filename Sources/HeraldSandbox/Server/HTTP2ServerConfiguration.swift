@@ -9,8 +9,12 @@ public struct HTTP2ServerConfiguration: Sendable {
         /// Also offer `http/1.1` in ALPN (and accept clients that negotiate nothing).
         public var allowHTTP1: Bool
         /// When set, every client must present a certificate issued by one of these PEM CAs, or
-        /// the handshake fails.
+        /// the handshake fails (unless ``clientCertificateOptional``).
         public var clientCertificateTrustPEM: String?
+        /// With ``clientCertificateTrustPEM``: clients may also connect without a certificate
+        /// (one they do present must still verify), as APNs accepts token- and
+        /// certificate-authenticated clients on the same host.
+        public var clientCertificateOptional: Bool = false
 
         public init(
             certificateChainPEM: [String],
