@@ -148,6 +148,7 @@ let package = Package(
                 "HeraldSandbox", "HeraldHTTP", "HeraldTesting",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
