@@ -152,12 +152,11 @@ public final class Store: Sendable {
                 return
             }
             do {
-                var total = try await expire()
-                // Catch up in slices, without holding long transactions.
-                while total.dedupeKeys + total.deliveries + total.notifications > 0, !Task.isCancelled {
-                    let more = try await expire()
-                    if more.dedupeKeys < 10_000, more.deliveries < 10_000, more.notifications < 10_000 { break }
-                    total = more
+                // Slices of at most `slice` rows per table, until a slice comes back short.
+                let slice = 10_000
+                while !Task.isCancelled {
+                    let expired = try await expire(limit: slice)
+                    if max(expired.dedupeKeys, expired.deliveries, expired.notifications) < slice { break }
                 }
             } catch {
                 logger.warning("Retention maintenance failed; trying again later", metadata: ["error": "\(error)"])

@@ -198,47 +198,59 @@ CREATE TRIGGER event_metadata_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCAT
 CREATE FUNCTION herald_claim_deliveries(
     p_keys text[], p_message_keys text[], p_user_ids text[], p_apps text[], p_device_ids text[]
 ) RETURNS TABLE (ord bigint, outcome text, pos bigint, attempts integer)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- Every statement here looks up a few hundred rows by key. On a small table the planner
+-- prefers a sequential scan filtered by the whole key array, which costs O(table) per call.
+SET enable_seqscan = off
+AS $$
+DECLARE
+    refs bigint[];         -- devices.id per element, NULL for an unknown device
+    locked_ids bigint[];   -- the batch's devices, in id order
+    locked_next bigint[];  -- their next_position, read under the lock
 BEGIN
-    -- Lock the batch's devices in id order first: concurrent claims for one device queue
-    -- here (so they cannot both insert a key), and batches cannot deadlock on each other.
-    PERFORM 1 FROM devices d
-    WHERE (d.app, d.device_id) IN (SELECT x.app, x.device_id FROM unnest(p_apps, p_device_ids) AS x(app, device_id))
-    ORDER BY d.id
-    FOR NO KEY UPDATE;
+    -- 1. Each element's device, by index lookups (the LATERAL ... LIMIT 1 keeps the planner
+    --    from turning a few hundred probes into a scan of the whole table).
+    SELECT array_agg(l.id ORDER BY x.ord) INTO refs
+    FROM unnest(p_apps, p_device_ids) WITH ORDINALITY AS x(app, device_id, ord)
+    LEFT JOIN LATERAL (
+        SELECT d.id FROM devices d WHERE d.app = x.app AND d.device_id = x.device_id LIMIT 1
+    ) l ON true;
 
-    -- A new statement, so a new snapshot: it sees every claim committed before the locks.
+    -- 2. Lock them in id order: concurrent claims for one device queue here (so they cannot
+    --    both insert a key), and batches cannot deadlock on each other. A row changed while we
+    --    waited is returned in its latest version, so next_position is current.
+    SELECT array_agg(s.id), array_agg(s.next_position) INTO locked_ids, locked_next
+    FROM (SELECT d.id, d.next_position FROM devices d WHERE d.id = ANY (refs) ORDER BY d.id FOR NO KEY UPDATE) s;
+
+    -- 3. A new statement, so a new snapshot: it sees every claim committed before the locks.
     RETURN QUERY
     WITH input AS (
-        SELECT u.ord, u.key, u.message_key, u.user_id, d.id AS device_ref,
+        SELECT u.ord, u.key, u.message_key, u.user_id, u.device_ref,
+               locked_next[array_position(locked_ids, u.device_ref)] AS next_position,
                row_number() OVER (PARTITION BY u.key ORDER BY u.ord) AS copy
-        FROM unnest(p_keys, p_message_keys, p_user_ids, p_apps, p_device_ids)
-             WITH ORDINALITY AS u(key, message_key, user_id, app, device_id, ord)
-        LEFT JOIN devices d ON d.app = u.app AND d.device_id = u.device_id
+        FROM unnest(p_keys, p_message_keys, p_user_ids, refs) WITH ORDINALITY AS u(key, message_key, user_id, device_ref, ord)
     ),
     existing AS (
         SELECT dl.delivery_key, dl.state, dl.position, dl.attempts
         FROM deliveries dl
-        WHERE dl.delivery_key IN (SELECT i.key FROM input i)
+        WHERE dl.delivery_key = ANY (p_keys)
     ),
     fresh AS (
-        SELECT i.ord, i.key, i.message_key, i.user_id, i.device_ref,
-               row_number() OVER (PARTITION BY i.device_ref ORDER BY i.ord) AS n
+        SELECT i.key, i.message_key, i.user_id, i.device_ref,
+               i.next_position + row_number() OVER (PARTITION BY i.device_ref ORDER BY i.ord) - 1 AS position
         FROM input i
-        WHERE i.copy = 1 AND i.device_ref IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM existing e WHERE e.delivery_key = i.key)
-    ),
-    bumped AS (
-        UPDATE devices d SET next_position = d.next_position + c.count
-        FROM (SELECT f.device_ref, count(*) AS count FROM fresh f GROUP BY f.device_ref) c
-        WHERE d.id = c.device_ref
-        RETURNING d.id, d.next_position - c.count AS first_position
+        LEFT JOIN existing e ON e.delivery_key = i.key
+        WHERE i.copy = 1 AND i.next_position IS NOT NULL AND e.delivery_key IS NULL
     ),
     inserted AS (
         INSERT INTO deliveries (delivery_key, message_key, user_id, device_ref, position)
-        SELECT f.key, f.message_key, f.user_id, f.device_ref, b.first_position + f.n - 1
-        FROM fresh f JOIN bumped b ON b.id = f.device_ref
+        SELECT f.key, f.message_key, f.user_id, f.device_ref, f.position FROM fresh f
         RETURNING delivery_key, position
+    ),
+    bumped AS (
+        UPDATE devices d SET next_position = c.last + 1
+        FROM (SELECT f.device_ref, max(f.position) AS last FROM fresh f GROUP BY f.device_ref) c
+        WHERE d.id = c.device_ref
     )
     SELECT i.ord,
            CASE
@@ -265,7 +277,9 @@ CREATE FUNCTION herald_record_deliveries(
     p_keys text[], p_states text[], p_attempts bigint[], p_errors text[],
     p_event_ids text[], p_payloads text[], p_tokens text[], p_log_retention_seconds bigint
 ) RETURNS bigint
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET enable_seqscan = off  -- as for herald_claim_deliveries
+AS $$
 DECLARE
     updated_count bigint;
 BEGIN
