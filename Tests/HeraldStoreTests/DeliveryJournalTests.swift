@@ -88,6 +88,41 @@ struct DeliveryJournalTests {
         }
     }
 
+    /// Batches over the same devices in opposite orders: devices are locked in one global
+    /// order, so neither deadlocks, and every device's positions stay contiguous.
+    @Test func concurrentBatchesOverSharedDevicesNeitherDeadlockNorSkipPositions() async throws {
+        try await StoreFixture.with(configure: { $0.database.poolSize = 4 }) { store, database in
+            let devices = (0..<40).map { "d\($0)" }
+            try await store.devices.importDevices(devices.map { StoreFixture.registration($0, user: "u-\($0)") })
+            let rounds = 15
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for lane in 0..<3 {
+                    group.addTask {
+                        for round in 0..<rounds {
+                            var claims = devices.map { Self.claim("lane\(lane)-round\(round)", $0) }
+                            if lane % 2 == 1 { claims.reverse() }
+                            let results = try await store.journal.claim(claims)
+                            #expect(results.allSatisfy { if case .fresh = $0 { true } else { false } })
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for device in devices {
+                #expect(try await store.devices.device(id: device)?.nextPosition == 3 * rounds + 1)
+            }
+            let irregular = try await database.admin.query(
+                """
+                SELECT count(*) FROM (
+                    SELECT count(DISTINCT position) AS n, min(position) AS low, max(position) AS high FROM deliveries GROUP BY device_ref
+                ) p WHERE n <> $1 OR low <> 1 OR high <> $1
+                """,
+                [3 * rounds]
+            )
+            #expect(try irregular.first?.decode(Int.self, at: 0) == 0)
+        }
+    }
+
     @Test func tokenDeadRecordKillsOnlyTheSameToken() async throws {
         try await StoreFixture.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1", token: "T1"))

@@ -5,7 +5,8 @@ import HeraldPostgres
 ///
 /// One statement per call (an `INSERT … ON CONFLICT` over an array): one round trip per batch,
 /// atomic. Safe from any number of tasks: of two concurrent calls with the same new key,
-/// exactly one sees it first. Throws ``StoreError``.
+/// exactly one sees it first (keys are inserted in sorted order, so that concurrent batches
+/// wait for each other instead of deadlocking). Throws ``StoreError``.
 public struct DedupeRepository: Sendable {
     let client: PostgresClient
     let retention: Duration
@@ -29,7 +30,7 @@ public struct DedupeRepository: Sendable {
             let rows = try await client.query(
                 """
                 INSERT INTO dedupe_keys AS k (key, first_seen, expires_at)
-                SELECT key, now(), now() + make_interval(secs => $2) FROM unnest($1::text[]) AS key
+                SELECT key, now(), now() + make_interval(secs => $2) FROM unnest($1::text[]) AS key ORDER BY key
                 ON CONFLICT (key) DO UPDATE SET first_seen = EXCLUDED.first_seen, expires_at = EXCLUDED.expires_at
                     WHERE k.expires_at <= now()
                 RETURNING key
