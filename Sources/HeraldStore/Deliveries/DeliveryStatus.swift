@@ -12,4 +12,19 @@ public struct DeliveryStatus: Sendable, Hashable {
     public var lastError: String?
     public var claimedAt: Date
     public var updatedAt: Date
+
+    public init(
+        deliveryKey: DeliveryKey, messageKey: String, userId: String, position: Int, state: DeliveryState, attempts: Int,
+        lastError: String?, claimedAt: Date, updatedAt: Date
+    ) {
+        self.deliveryKey = deliveryKey
+        self.messageKey = messageKey
+        self.userId = userId
+        self.position = position
+        self.state = state
+        self.attempts = attempts
+        self.lastError = lastError
+        self.claimedAt = claimedAt
+        self.updatedAt = updatedAt
+    }
 }
