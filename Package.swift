@@ -80,6 +80,14 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Devices, templates, dedupe keys, the delivery journal and caches over PostgreSQL.
+        .target(
+            name: "HeraldStore",
+            dependencies: ["HeraldCore", "HeraldPostgres", .product(name: "Logging", package: "swift-log")],
+            resources: [.embedInCode("Migrations/0001_initial.sql")],
+            swiftSettings: strict
+        ),
+
         // Local HTTP/2 TLS stand-ins for Apple and Google (`herald sandbox`), and the generic
         // HTTP/2 server they are built on.
         .target(
@@ -132,6 +140,7 @@ let package = Package(
         ),
         .testTarget(name: "HeraldAMQPTests", dependencies: ["HeraldAMQP", "HeraldTesting"], swiftSettings: strict),
         .testTarget(name: "HeraldPostgresTests", dependencies: ["HeraldPostgres", "HeraldTesting"], swiftSettings: strict),
+        .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTesting"], swiftSettings: strict),
         .testTarget(
             name: "HeraldHTTPTests",
             dependencies: ["HeraldHTTP", "HeraldSandbox", "HeraldTesting"],

@@ -1,0 +1,11 @@
+import HeraldPostgres
+
+/// The schema's numbered migrations, embedded in the binary (SwiftPM `.embedInCode` resources:
+/// `Migrations/NNNN_name.sql` becomes `PackageResources._NNN_name_sql`, the leading digit
+/// mangled to `_`). To change the schema, add a file, list it in `Package.swift`'s resources
+/// and here; never edit a migration that has shipped.
+enum StoreMigrations {
+    static let all: [Migration] = [
+        Migration(version: 1, name: "initial", sql: String(decoding: PackageResources._001_initial_sql, as: UTF8.self)),
+    ]
+}
