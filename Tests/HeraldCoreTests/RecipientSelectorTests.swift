@@ -94,5 +94,14 @@ import Testing
         #expect(r.orderingKey == "42")
         #expect(r.deliveryKey(messageKey: "m") == DeliveryKey(messageKey: "m", deviceId: "d1", userId: "42"))
         #expect(r.pushTarget == PushTarget(platform: .ios, token: "tok-d1", userId: "42"))
+
+        // Two apps reporting the same hardware id get different keys; the default app keeps
+        // the three-part key.
+        var other = sub("d1", "42")
+        other.app = "com.example.other"
+        let inOtherApp = Recipient(subscription: other, addressedUserId: "42")
+        #expect(inOtherApp.deliveryKey(messageKey: "m") != r.deliveryKey(messageKey: "m"))
+        #expect(inOtherApp.deliveryKey(messageKey: "m") == DeliveryKey(messageKey: "m", deviceId: "d1", userId: "42", app: "com.example.other"))
+        #expect(inOtherApp.pushTarget.app == "com.example.other")
     }
 }

@@ -1,23 +1,29 @@
-/// The stable identity of one delivery: one message, to one device, for one user.
+/// The stable identity of one delivery: one message, to one device of one app, for one user.
 ///
 /// Derived, never random, so that a redelivered AMQP message yields the same keys: the worker
 /// records a key when the notification is sent and skips it on redelivery, and the senders use
 /// it as `apns-collapse-id` (≤ 64 bytes) and FCM `collapse_key`. The user is part of the key
-/// because one device can receive the same event for two wallets (seed 000).
+/// because one device can receive the same event for two wallets (seed 000); the app is, because
+/// two apps on one installation may report the same hardware id.
 ///
-/// The value is the lowercase hex SHA-256 of `messageKey`, `deviceId` and `userId` joined by NUL
-/// bytes (so that no two different triples share an input): 64 ASCII characters.
+/// The value is the lowercase hex SHA-256 of `messageKey`, `deviceId` and `userId` — and `app`,
+/// when it is not the default app — joined by NUL bytes (so that no two different inputs
+/// coincide): 64 ASCII characters. Keys of the default app are those of the three-part form.
 public struct DeliveryKey: Sendable, Hashable, Codable, CustomStringConvertible, Comparable {
     public let rawValue: String
 
-    public init(messageKey: String, deviceId: String, userId: String) {
+    public init(messageKey: String, deviceId: String, userId: String, app: String? = nil) {
         var input: [UInt8] = []
-        input.reserveCapacity(messageKey.utf8.count + deviceId.utf8.count + userId.utf8.count + 2)
+        input.reserveCapacity(messageKey.utf8.count + deviceId.utf8.count + userId.utf8.count + (app?.utf8.count ?? 0) + 3)
         input.append(contentsOf: messageKey.utf8)
         input.append(0)
         input.append(contentsOf: deviceId.utf8)
         input.append(0)
         input.append(contentsOf: userId.utf8)
+        if let app {
+            input.append(0)
+            input.append(contentsOf: app.utf8)
+        }
         rawValue = SHA256.hexDigest(input)
     }
 

@@ -17,6 +17,6 @@ public struct Recipient: Sendable, Codable, Hashable {
 
     /// The key that identifies this delivery across redeliveries of the same message.
     public func deliveryKey(messageKey: String) -> DeliveryKey {
-        DeliveryKey(messageKey: messageKey, deviceId: subscription.deviceId, userId: addressedUserId)
+        DeliveryKey(messageKey: messageKey, deviceId: subscription.deviceId, userId: addressedUserId, app: subscription.app)
     }
 }
