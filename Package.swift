@@ -57,7 +57,11 @@ let package = Package(
         ),
         .target(
             name: "HeraldPostgres",
-            dependencies: ["CLibPQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CLibPQ", .product(name: "Logging", package: "swift-log"),
+                // Migration checksums (SHA-256).
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
         .target(

@@ -1,3 +1,5 @@
+internal import Crypto
+
 /// One numbered schema change.
 ///
 /// Why numbered and checksummed: a database records which versions it has applied and the
@@ -19,5 +21,10 @@ public struct Migration: Sendable, Hashable {
     }
 
     /// Lower-case hex SHA-256 of ``sql``'s UTF-8 bytes.
-    public var checksum: String { SHA256Digest.hex(of: Array(sql.utf8)) }
+    public var checksum: String {
+        SHA256.hash(data: Array(sql.utf8)).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
 }
