@@ -1,13 +1,13 @@
-import HeraldCore
-import HeraldStore
-import HeraldPostgres
-import HeraldTesting
-import Hummingbird
 import Crypto
 import CryptoExtras
 import Foundation
-import HTTPTypes
 import HeraldAPI
+import HeraldCore
+import HeraldPostgres
+import HeraldStore
+import HeraldTesting
+import HTTPTypes
+import Hummingbird
 import JWTKit
 import Logging
 import Synchronization
@@ -74,6 +74,11 @@ struct AuthenticationTests {
         await ecSigner.add(ecdsa: ec)
         #expect(try await ecVerifier.authenticate(bearer: try await ecSigner.sign(claims)).userId == "u1")
         await #expect(throws: APIError.self) { try await ecVerifier.authenticate(bearer: try await signer.sign(claims)) }
+
+        // A PEM file's key type chooses the algorithm (`api.jwt_public_key_path`).
+        #expect(try JWTVerifier.key(publicKeyPEM: rsaPublicPEM).algorithm == "RS256")
+        #expect(try JWTVerifier.key(publicKeyPEM: ec.publicKey.pemRepresentation).algorithm == "ES256")
+        #expect(throws: APIConfigurationError.self) { try JWTVerifier.key(publicKeyPEM: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----") }
     }
 
     @Test func introspectionAnswersAreCachedBriefly() async throws {

@@ -1,11 +1,11 @@
-import HeraldAPI
-import HeraldPostgres
-import Hummingbird
 import Foundation
-import HTTPTypes
+import HeraldAPI
 import HeraldCore
+import HeraldPostgres
 import HeraldStore
 import HeraldTesting
+import HTTPTypes
+import Hummingbird
 import Testing
 
 /// `/v1/devices/{deviceId}` and `/v1/me/settings`, in process over a real database.

@@ -1,11 +1,11 @@
-import HTTPTypes
-import HeraldCore
-import HeraldStore
-import HeraldPostgres
-import HeraldTesting
-import Hummingbird
 import Foundation
 import HeraldAPI
+import HeraldCore
+import HeraldPostgres
+import HeraldStore
+import HeraldTesting
+import HTTPTypes
+import Hummingbird
 import Metrics
 import Prometheus
 import Testing

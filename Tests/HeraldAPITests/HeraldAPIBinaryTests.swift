@@ -1,11 +1,11 @@
-import HeraldAPI
-import HeraldPostgres
-import Hummingbird
 import Foundation
-import HTTPTypes
+import HeraldAPI
 import HeraldCore
+import HeraldPostgres
 import HeraldStore
 import HeraldTesting
+import HTTPTypes
+import Hummingbird
 import Testing
 
 /// HTTP tests against a running `herald api` process with a real (fresh, migrated) database:

@@ -1,11 +1,11 @@
 import Foundation
-import HTTPTypes
 import HeraldAPI
-import HeraldPostgres
-import HeraldTesting
-import Hummingbird
 import HeraldCore
+import HeraldPostgres
 import HeraldStore
+import HeraldTesting
+import HTTPTypes
+import Hummingbird
 import Testing
 
 /// Seed 000's `Subscribe.ashx` / `Unsubscribe.ashx`, in process over a real database.

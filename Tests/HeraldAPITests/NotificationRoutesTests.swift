@@ -1,11 +1,11 @@
-import HTTPTypes
-import HeraldPostgres
-import HeraldTesting
-import Hummingbird
-@testable import HeraldAPI
 import Foundation
+@testable import HeraldAPI
 import HeraldCore
+import HeraldPostgres
 import HeraldStore
+import HeraldTesting
+import HTTPTypes
+import Hummingbird
 import Testing
 
 /// `/v1/devices/{deviceId}/notifications` and `…/resend` (seed 002), in process.

@@ -1,11 +1,11 @@
+import Foundation
+import HeraldAPI
 import HeraldCore
 import HeraldPostgres
-import Hummingbird
-import Foundation
-import HTTPTypes
-import HeraldAPI
 import HeraldStore
 import HeraldTesting
+import HTTPTypes
+import Hummingbird
 import Testing
 import Yams
 

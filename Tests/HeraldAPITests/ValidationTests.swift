@@ -1,11 +1,11 @@
+import Foundation
 import HeraldAPI
 import HeraldCore
 import HeraldPostgres
-import HeraldTesting
-import Hummingbird
-import Foundation
-import HTTPTypes
 import HeraldStore
+import HeraldTesting
+import HTTPTypes
+import Hummingbird
 import Testing
 
 /// Every request rule answers 4xx in the error format, and bad input never reaches the

@@ -73,6 +73,14 @@ public struct JWTVerifier: Authenticator {
         return identity
     }
 
+    /// The key for a PEM public key, RS256 or ES256 by the key's type.
+    /// - Throws: ``APIConfigurationError`` when it is neither an RSA nor a P-256 public key.
+    public static func key(publicKeyPEM pem: String) throws(APIConfigurationError) -> JWTConfiguration.Key {
+        if (try? ES256PublicKey(pem: pem)) != nil { return .es256(publicKeyPEM: pem) }
+        if (try? Insecure.RSA.PublicKey(pem: pem)) != nil { return .rs256(publicKeyPEM: pem) }
+        throw APIConfigurationError("the JWT public key is neither an RSA nor a P-256 (ES256) public key in PEM")
+    }
+
     private struct Header: Decodable {
         var alg: String
     }

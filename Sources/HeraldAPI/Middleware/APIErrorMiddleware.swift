@@ -41,8 +41,10 @@ struct APIErrorMiddleware: RouterMiddleware {
     }
 
     private func log(_ error: APIError, _ context: APIRequestContext) {
-        if error.code.status.code >= 500 {
+        if error.code.status == .internalServerError {
             context.logger.error("Request failed", metadata: ["herald.error": "\(error.debugDescription)"])
+        } else if error.code.status.code >= 500 {
+            context.logger.warning("Request failed", metadata: ["herald.error": "\(error.debugDescription)"])
         } else {
             context.logger.debug("Request refused", metadata: ["herald.error": "\(error)"])
         }

@@ -62,10 +62,13 @@ enum APISettings {
             guard let pem = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else {
                 throw ConfigurationError(.invalidValue, key: SettingKey.apiJWTPublicKeyPath.dotted, source: settings.lookup(.apiJWTPublicKeyPath)?.source, reason: "cannot read \(path)")
             }
-            // An EC key's PEM body is much shorter than any RSA key's; the verifier rejects a
-            // key of the wrong type at start-up anyway.
-            let isEC = pem.contains("BEGIN EC") || pem.filter { !$0.isWhitespace }.count < 400
-            authentication.jwt = JWTConfiguration(key: isEC ? .es256(publicKeyPEM: pem) : .rs256(publicKeyPEM: pem), leeway: leeway)
+            let key: JWTConfiguration.Key
+            do {
+                key = try JWTVerifier.key(publicKeyPEM: pem)
+            } catch {
+                throw ConfigurationError(.invalidValue, key: SettingKey.apiJWTPublicKeyPath.dotted, source: settings.lookup(.apiJWTPublicKeyPath)?.source, reason: "\(path): \(error)")
+            }
+            authentication.jwt = JWTConfiguration(key: key, leeway: leeway)
         }
         authentication.jwt?.issuer = settings.string(.apiJWTIssuer)
         authentication.jwt?.audience = settings.string(.apiJWTAudience)
