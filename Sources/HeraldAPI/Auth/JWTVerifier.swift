@@ -1,6 +1,5 @@
 import Foundation
 import JWTKit
-import Metrics
 
 /// Checks bearer JWTs with one configured key (HS256, RS256 or ES256).
 ///
@@ -37,38 +36,38 @@ public struct JWTVerifier: Authenticator {
     public func authenticate(bearer token: String) async throws(APIError) -> Identity {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = Self.decodeHeader(parts[0]) else {
-            throw Self.failure(.invalidToken, "the bearer token is not a well-formed JWT", reason: "malformed")
+            throw APIError.authentication(.invalidToken, "the bearer token is not a well-formed JWT", reason: "malformed")
         }
         guard header.alg == configuration.key.algorithm else {
-            throw Self.failure(.invalidToken, "the bearer token's algorithm is not accepted", reason: "algorithm")
+            throw APIError.authentication(.invalidToken, "the bearer token's algorithm is not accepted", reason: "algorithm")
         }
         let claims: JWTClaims
         do {
             claims = try await keys.verify(token, as: JWTClaims.self)
         } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
-            throw Self.failure(.invalidToken, "the bearer token's signature is not valid", reason: "signature")
+            throw APIError.authentication(.invalidToken, "the bearer token's signature is not valid", reason: "signature")
         } catch {
-            throw Self.failure(.invalidToken, "the bearer token is not a well-formed JWT", reason: "malformed")
+            throw APIError.authentication(.invalidToken, "the bearer token is not a well-formed JWT", reason: "malformed")
         }
         let now = now()
-        let leeway = Double(configuration.leeway.components.seconds)
+        let leeway = configuration.leeway.inSeconds
         guard let exp = claims.exp?.value else {
-            throw Self.failure(.invalidToken, "the bearer token has no exp claim", reason: "claims")
+            throw APIError.authentication(.invalidToken, "the bearer token has no exp claim", reason: "claims")
         }
         guard now.timeIntervalSince(exp) <= leeway else {
-            throw Self.failure(.tokenExpired, "the bearer token has expired", reason: "expired")
+            throw APIError.authentication(.tokenExpired, "the bearer token has expired", reason: "expired")
         }
         if let nbf = claims.nbf?.value, nbf.timeIntervalSince(now) > leeway {
-            throw Self.failure(.tokenExpired, "the bearer token is not valid yet", reason: "not_yet_valid")
+            throw APIError.authentication(.tokenExpired, "the bearer token is not valid yet", reason: "not_yet_valid")
         }
         if let issuer = configuration.issuer, claims.iss?.value != issuer {
-            throw Self.failure(.invalidToken, "the bearer token's issuer is not accepted", reason: "claims")
+            throw APIError.authentication(.invalidToken, "the bearer token's issuer is not accepted", reason: "claims")
         }
         if let audience = configuration.audience, !(claims.aud?.value.contains(audience) ?? false) {
-            throw Self.failure(.invalidToken, "the bearer token's audience is not accepted", reason: "claims")
+            throw APIError.authentication(.invalidToken, "the bearer token's audience is not accepted", reason: "claims")
         }
         guard let identity = Identity.from(subject: claims.sub?.value, zone: claims.zone, branch: claims.branch) else {
-            throw Self.failure(.invalidToken, "the bearer token has no acceptable sub, zone or branch claim", reason: "claims")
+            throw APIError.authentication(.invalidToken, "the bearer token has no acceptable sub, zone or branch claim", reason: "claims")
         }
         return identity
     }
@@ -90,10 +89,5 @@ public struct JWTVerifier: Authenticator {
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard let data = Data(base64Encoded: base64) else { return nil }
         return try? JSONDecoder().decode(Header.self, from: data)
-    }
-
-    static func failure(_ code: APIError.Code, _ message: String, reason: String) -> APIError {
-        Counter(label: "herald_api_auth_failures_total", dimensions: [("reason", reason)]).increment()
-        return APIError(code, message)
     }
 }

@@ -42,16 +42,16 @@ public final class TokenIntrospector: Authenticator {
         }
         let answer = try await introspect(token)
         guard answer.active == true else {
-            throw JWTVerifier.failure(.invalidToken, "the bearer token is not active", reason: "inactive")
+            throw APIError.authentication(.invalidToken, "the bearer token is not active", reason: "inactive")
         }
-        var expiresAt = now.addingTimeInterval(Double(configuration.cacheTTL.components.seconds))
+        var expiresAt = now.addingTimeInterval(configuration.cacheTTL.inSeconds)
         if let exp = answer.exp {
             let expiry = Date(timeIntervalSince1970: exp)
-            guard expiry > now else { throw JWTVerifier.failure(.tokenExpired, "the bearer token has expired", reason: "expired") }
+            guard expiry > now else { throw APIError.authentication(.tokenExpired, "the bearer token has expired", reason: "expired") }
             expiresAt = min(expiresAt, expiry)
         }
         guard let identity = Identity.from(subject: answer.sub, zone: answer.zone, branch: answer.branch) else {
-            throw JWTVerifier.failure(.invalidToken, "the introspection answer has no acceptable sub, zone or branch", reason: "claims")
+            throw APIError.authentication(.invalidToken, "the introspection answer has no acceptable sub, zone or branch", reason: "claims")
         }
         if expiresAt > now {
             cache.withLock { cache in

@@ -19,7 +19,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         guard let header = request.headers[.authorization], header.count <= 8192 + 7,
             header.prefix(7).lowercased() == "bearer ", case let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces), !token.isEmpty
         else {
-            throw JWTVerifier.failure(.unauthorized, "an 'Authorization: Bearer <token>' header is required", reason: "missing")
+            throw APIError.authentication(.unauthorized, "an 'Authorization: Bearer <token>' header is required", reason: "missing")
         }
         var context = context
         let identity = try await authenticator.authenticate(bearer: token)
@@ -27,7 +27,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         context.logger[metadataKey: "herald.user_id"] = "\(identity.userId)"
         if let limiter, let wait = limiter.acquire(identity.userId) {
             Counter(label: "herald_api_rate_limited_total").increment()
-            let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
+            let seconds = max(1, Int(wait.inSeconds.rounded(.up)))
             throw APIError(.rateLimited, "too many requests; try again in \(seconds) s", retryAfterSeconds: seconds)
         }
         return try await next(request, context)

@@ -27,12 +27,8 @@ struct NotificationsResponse: ResponseEncodable, Sendable {
         self.lastPosition = lastPosition
         self.hasMore = hasMore
         notifications = entries.map { entry in
-            var payload = (try? JSONDecoder().decode(JSONInput.self, from: Data(entry.payload.utf8))) ?? .string(entry.payload)
-            if case .object(var root) = payload, case .object(var message)? = root["message"] {
-                message.removeValue(forKey: "token")
-                root["message"] = .object(message)
-                payload = .object(root)
-            }
+            let logged = (try? JSONDecoder().decode(JSONInput.self, from: Data(entry.payload.utf8))) ?? .string(entry.payload)
+            let payload = logged.replacingFCMToken(with: nil)
             return Item(position: entry.position, eventId: entry.eventId, createdAt: entry.createdAt, payload: payload)
         }
     }

@@ -29,7 +29,7 @@ public final class TokenBucketLimiter: Sendable {
         let burst = Double(configuration.burst)
         return buckets.withLock { buckets in
             var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
-            bucket.tokens = min(burst, bucket.tokens + Self.seconds(now - bucket.updated) * rate)
+            bucket.tokens = min(burst, bucket.tokens + (now - bucket.updated).inSeconds * rate)
             bucket.updated = now
             defer {
                 buckets[key] = bucket
@@ -47,11 +47,7 @@ public final class TokenBucketLimiter: Sendable {
     public var trackedKeys: Int { buckets.withLock { $0.count } }
 
     private static func evict(_ buckets: inout [String: Bucket], now: ContinuousClock.Instant, rate: Double, burst: Double, limit: Int) {
-        buckets = buckets.filter { $0.value.tokens + seconds(now - $0.value.updated) * rate < burst }
+        buckets = buckets.filter { $0.value.tokens + (now - $0.value.updated).inSeconds * rate < burst }
         if buckets.count > limit { buckets.removeAll() }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

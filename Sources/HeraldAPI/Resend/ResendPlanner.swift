@@ -36,9 +36,9 @@ struct ResendPlanner: Sendable {
     /// JSON object (never written by Herald).
     static func payload(logged: String, deliveryKey: DeliveryKey, platform: Platform, token: String) -> PushPayload? {
         guard let input = try? JSONDecoder().decode(JSONInput.self, from: Data(logged.utf8)), case .object = input else { return nil }
-        var json = input.jsonValue
         switch platform {
         case .ios:
+            let json = input.jsonValue
             let aps = json["aps"]
             let isBackground = aps?["alert"] == nil && aps?["content-available"] != nil
             let options = APNsRequestOptions(
@@ -46,11 +46,7 @@ struct ResendPlanner: Sendable {
             )
             return PushPayload(platform: .ios, profile: .legacy, json: json, apns: options, deliveryKey: deliveryKey, wasShortened: false)
         case .android:
-            if case .object(var root) = json, case .object(var message)? = root["message"] {
-                message["token"] = .string(token)
-                root["message"] = .object(message)
-                json = .object(root)
-            }
+            let json = input.replacingFCMToken(with: token).jsonValue
             return PushPayload(platform: .android, profile: .legacy, json: json, apns: nil, deliveryKey: deliveryKey, wasShortened: false)
         }
     }

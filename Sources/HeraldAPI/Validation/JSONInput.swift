@@ -68,6 +68,15 @@ extension JSONInput {
         }
     }
 
+    /// An FCM v1 body (`{"message": {"token": …}}`) with the token replaced, or removed with
+    /// `nil`; anything else unchanged.
+    func replacingFCMToken(with token: String?) -> JSONInput {
+        guard case .object(var root) = self, case .object(var message)? = root["message"] else { return self }
+        message["token"] = token.map(JSONInput.string)
+        root["message"] = .object(message)
+        return .object(root)
+    }
+
     subscript(key: String) -> JSONInput? {
         if case .object(let members) = self { return members[key] }
         return nil
