@@ -26,6 +26,9 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.4.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
     targets: [
         // System libraries: a module map and one shim header each. Only the wrapper module
@@ -113,13 +116,31 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The REST API: legacy Subscribe.ashx/Unsubscribe.ashx, /v1, health and metrics routes,
+        // bearer authentication (JWTKit, or OAuth2 introspection through an injected transport).
+        .target(
+            name: "HeraldAPI",
+            dependencies: [
+                "HeraldCore", "HeraldStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strict
+        ),
+
         .executableTarget(
             name: "herald",
             dependencies: [
                 "HeraldCore", "HeraldAMQP", "HeraldPostgres", "HeraldHTTP", "HeraldDelivery", "HeraldSandbox",
+                "HeraldStore", "HeraldAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),
@@ -162,6 +183,20 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HeraldAPITests",
+            dependencies: [
+                "HeraldAPI", "HeraldStore", "HeraldTesting", "herald",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict
         ),

@@ -8,6 +8,6 @@ struct Herald: AsyncParsableCommand {
         commandName: "herald",
         abstract: "Push-notification delivery: RabbitMQ events to APNs and FCM.",
         version: HeraldVersion.current,
-        subcommands: [PreviewCommand.self, ConfigCommand.self, SandboxCommand.self]
+        subcommands: [PreviewCommand.self, ConfigCommand.self, SandboxCommand.self, APICommand.self]
     )
 }

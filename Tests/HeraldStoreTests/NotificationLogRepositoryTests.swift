@@ -32,4 +32,23 @@ struct NotificationLogRepositoryTests {
             #expect(try await store.notificationLog.expire() == 0)
         }
     }
+
+    @Test func entriesVisibleToOneUserOfASharedDevice() async throws {
+        try await StoreFixture.with { store, _ in
+            try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
+            try await store.devices.subscribe(StoreFixture.registration("d1", user: "u2"))
+            let claims = [
+                DeliveryJournalTests.claim("m1", "d1", user: "u1"), DeliveryJournalTests.claim("m2", "d1", user: "u2"),
+                DeliveryJournalTests.claim("m3", "d1", user: "0"), DeliveryJournalTests.claim("m4", "d1", user: "u1"),
+            ]
+            _ = try await store.journal.claim(claims)
+            try await store.journal.record(claims.map { .sent($0.deliveryKey, attempts: 1, eventId: "E", payload: "{}") })
+
+            #expect(try await store.notificationLog.entries(deviceId: "d1", after: 0).map(\.position) == [1, 2, 3, 4])
+            #expect(try await store.notificationLog.entries(deviceId: "d1", after: 0, visibleTo: "u1").map(\.position) == [1, 3, 4])
+            #expect(try await store.notificationLog.entries(deviceId: "d1", after: 0, visibleTo: "u2").map(\.position) == [2, 3])
+            #expect(try await store.notificationLog.count(deviceId: "d1", after: 1, visibleTo: "u1") == 2)
+            #expect(try await store.notificationLog.count(deviceId: "d1", after: 0, visibleTo: "u3") == 1)
+        }
+    }
 }

@@ -14,18 +14,23 @@ public struct NotificationLogRepository: Sendable {
     }
 
     /// Entries of a device with a position greater than `after`, oldest first, at most `limit`.
-    /// Positions of deliveries that failed or are still in flight are absent.
-    public func entries(deviceId: String, app: String? = nil, after position: Int, limit: Int = 100) async throws(StoreError) -> [NotificationLogEntry] {
+    /// Positions of deliveries that failed or are still in flight are absent. With
+    /// `visibleTo`, only the entries addressed to that user or broadcast (user `"0"`): on a
+    /// device shared by two users, neither reads the other's notifications through the API.
+    public func entries(
+        deviceId: String, app: String? = nil, after position: Int, limit: Int = 100, visibleTo userId: String? = nil
+    ) async throws(StoreError) -> [NotificationLogEntry] {
         try await StoreError.wrap("NotificationLogRepository.entries") {
             let rows = try await client.query(
                 """
                 SELECT l.position, l.delivery_key, l.user_id, l.event_id, l.payload, l.created_at
                 FROM notification_log l JOIN devices d ON d.id = l.device_ref
                 WHERE d.app = $1 AND d.device_id = $2 AND l.position > $3 AND l.expires_at > now()
+                  AND ($5::text IS NULL OR l.user_id IN ($5, '0'))
                 ORDER BY l.position
                 LIMIT $4
                 """,
-                [app ?? DeviceRepository.defaultApp, deviceId, position, limit]
+                [app ?? DeviceRepository.defaultApp, deviceId, position, limit, userId]
             )
             return try rows.map { (row) throws(PostgresError) in
                 NotificationLogEntry(
@@ -40,15 +45,17 @@ public struct NotificationLogRepository: Sendable {
         }
     }
 
-    /// How many entries of a device have a position greater than `after`.
-    public func count(deviceId: String, app: String? = nil, after position: Int) async throws(StoreError) -> Int {
+    /// How many entries of a device have a position greater than `after` (with `visibleTo`, as
+    /// for ``entries(deviceId:app:after:limit:visibleTo:)``).
+    public func count(deviceId: String, app: String? = nil, after position: Int, visibleTo userId: String? = nil) async throws(StoreError) -> Int {
         try await StoreError.wrap("NotificationLogRepository.count") {
             let rows = try await client.query(
                 """
                 SELECT count(*) FROM notification_log l JOIN devices d ON d.id = l.device_ref
                 WHERE d.app = $1 AND d.device_id = $2 AND l.position > $3 AND l.expires_at > now()
+                  AND ($4::text IS NULL OR l.user_id IN ($4, '0'))
                 """,
-                [app ?? DeviceRepository.defaultApp, deviceId, position]
+                [app ?? DeviceRepository.defaultApp, deviceId, position, userId]
             )
             return try rows.first?.decode(Int.self, at: 0) ?? 0
         }

@@ -79,6 +79,18 @@ extension SettingKey {
     static let apiIntrospectionURL = SettingKey("api", "introspection_url", help: "OAuth2 token introspection endpoint (RFC 7662) for opaque tokens.")
     static let apiIntrospectionClientID = SettingKey("api", "introspection_client_id", help: "Client id for the introspection endpoint.")
     static let apiIntrospectionClientSecret = SettingKey("api", "introspection_client_secret", secret: true, help: "Client secret for the introspection endpoint.")
+    static let apiIntrospectionCacheTTL = SettingKey("api", "introspection_cache_ttl", help: "How long an active introspection answer is reused, at most 60s (default 30s).")
+    static let apiIntrospectionTimeout = SettingKey("api", "introspection_timeout", help: "Longest wait for the introspection endpoint before answering 503 (default 5s).")
+    static let apiJWTLeeway = SettingKey("api", "jwt_leeway", help: "Clock skew allowed on JWT exp and nbf (default 30s).")
+    static let apiJWTIssuer = SettingKey("api", "jwt_issuer", help: "When set, a JWT's iss must equal it.")
+    static let apiJWTAudience = SettingKey("api", "jwt_audience", help: "When set, a JWT's aud must contain it.")
+    static let apiLegacyBasePath = SettingKey("api", "legacy_base_path", help: "Prefix of Subscribe.ashx and Unsubscribe.ashx, e.g. /PushNotification (default: none).")
+    static let apiMaxBodyBytes = SettingKey("api", "max_body_bytes", help: "Largest request body; larger gets 413 (default 65536).")
+    static let apiRateLimitPerSecond = SettingKey("api", "rate_limit_per_second", help: "Requests per second per user, refilled continuously; 0 disables (default 10).")
+    static let apiRateLimitBurst = SettingKey("api", "rate_limit_burst", help: "Requests a user may make at once (default 40).")
+    static let apiResendSummaryThreshold = SettingKey("api", "resend_summary_threshold", help: "More missed pushes than this are replaced by one summary push on resend (default 10).")
+    static let apiResendSummaryEvent = SettingKey("api", "resend_summary_event", help: "Template event id of the summary push; {0} is the count (default MissedNotifications).")
+    static let apiResendPayloadProfile = SettingKey("api", "resend_payload_profile", help: "Payload profile of the summary push: legacy or modern (default legacy).")
 
     // MARK: log
     static let logLevel = SettingKey("log", "level", help: "trace, debug, info, notice, warning, error or critical (default info).")
@@ -96,7 +108,9 @@ extension SettingKey {
         .fcmServiceAccountPath, .fcmURL, .fcmCAPath,
         .proxyURL, .proxyUser, .proxyPassword,
         .apiListen, .apiJWTSecret, .apiJWTPublicKeyPath, .apiIntrospectionURL, .apiIntrospectionClientID,
-        .apiIntrospectionClientSecret,
+        .apiIntrospectionClientSecret, .apiIntrospectionCacheTTL, .apiIntrospectionTimeout, .apiJWTLeeway, .apiJWTIssuer,
+        .apiJWTAudience, .apiLegacyBasePath, .apiMaxBodyBytes, .apiRateLimitPerSecond, .apiRateLimitBurst,
+        .apiResendSummaryThreshold, .apiResendSummaryEvent, .apiResendPayloadProfile,
         .logLevel, .logFormat,
     ]
 

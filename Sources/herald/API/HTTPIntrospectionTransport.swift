@@ -1,0 +1,19 @@
+import HeraldAPI
+import HeraldHTTP
+import Logging
+
+/// Carries HeraldAPI's token introspection requests over HeraldHTTP (libcurl; HTTP/1.1 for
+/// `http://`, HTTP/2 or 1.1 for `https://`). The client's driver thread stops when the
+/// transport is dropped.
+struct HTTPIntrospectionTransport: IntrospectionTransport {
+    let client: HTTPClient
+
+    init(logger: Logger) throws {
+        client = try HTTPClient(configuration: HTTPClientConfiguration(maxConnectionsPerHost: 4, maxResponseBodySize: 1 << 20), logger: logger)
+    }
+
+    func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Duration) async throws -> IntrospectionHTTPResponse {
+        let response = try await client.execute(HTTPRequest(method: "POST", url: url, headers: HTTPHeaders(headers), body: body, timeout: timeout))
+        return IntrospectionHTTPResponse(status: response.status, body: response.body)
+    }
+}

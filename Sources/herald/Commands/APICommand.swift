@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import HeraldAPI
+import HeraldDelivery
+import HeraldStore
+import Hummingbird
+import Logging
+
+/// `herald api`: the subscription REST API (legacy `Subscribe.ashx`/`Unsubscribe.ashx`, `/v1`,
+/// `/healthz`, `/readyz`, `/metrics`) in its own process. SIGTERM/SIGINT stop it gracefully.
+struct APICommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "api",
+        abstract: "Run the subscription REST API.",
+        discussion: """
+            Needs database.url (a migrated database: run `herald migrate` first) and a bearer-token \
+            check: api.jwt_secret, api.jwt_public_key_path or api.introspection_url. When amqp.url \
+            is set, /readyz also checks the broker. Resent pushes go through worker.sender (the log \
+            sender by default). Prints "herald api listening on HOST:PORT" once it accepts \
+            connections. See docs/api.md.
+            """
+    )
+
+    @Option(name: .long, help: "Address to listen on, host:port (port 0 picks a free one). Overrides api.listen.")
+    var listen: String?
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        var settings = try global.settings()
+        settings.set(.apiListen, flag: listen)
+        var logger = Logger(label: "herald.api")
+        logger.logLevel = Logger.Level(rawValue: settings.string(.logLevel, default: "info").lowercased()) ?? .info
+
+        let metrics = PrometheusMetrics.render
+        _ = PrometheusMetrics.registry
+        let store = try Store(configuration: try APISettings.storeConfiguration(settings: settings), logger: logger)
+        do {
+            try await store.checkHealth()
+        } catch {
+            logger.warning("The database is not ready; /readyz will say so", metadata: ["error": "\(error)"])
+        }
+        let sender = try SenderSettings.makeSender(settings: settings, logger: logger)
+        var checks: [String: APIDependencies.ReadinessCheck] = [:]
+        var probe: BrokerProbe?
+        if let url = settings.string(.amqpURL) {
+            let broker = try BrokerProbe(url: url, logger: logger)
+            checks["broker"] = { try await broker.check() }
+            probe = broker
+        }
+        store.start()
+        let host = try APISettings.listenAddress(settings: settings).0
+        do {
+            let application = try await APISettings.makeApplication(
+                settings: settings, store: store, readinessChecks: checks, resendHandler: SenderResendHandler(sender: sender),
+                metrics: metrics, logger: logger,
+                onServerRunning: { port in
+                    FileHandle.standardOutput.write(Data("herald api listening on \(host):\(port)\n".utf8))
+                }
+            )
+            try await application.runService()
+        } catch {
+            await Self.stop(store: store, sender: sender, probe: probe)
+            throw error
+        }
+        await Self.stop(store: store, sender: sender, probe: probe)
+    }
+
+    private static func stop(store: Store, sender: any PushSender, probe: BrokerProbe?) async {
+        await probe?.close()
+        await sender.shutdown()
+        await store.close()
+    }
+}

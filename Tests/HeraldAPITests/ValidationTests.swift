@@ -1,0 +1,123 @@
+import Foundation
+import HeraldAPI
+import HeraldCore
+import HeraldPostgres
+import HeraldStore
+import HeraldTesting
+import HTTPTypes
+import Hummingbird
+import Testing
+
+/// Every request rule answers 4xx in the error format, and bad input never reaches the
+/// database or leaks anything back.
+@Suite("Validation")
+struct ValidationTests {
+    @Test func v1FieldRules() async throws {
+        try await APIFixture.with { api in
+            let user = try await TestTokens.token("u1")
+            let apns = PushTokens.apns("t")
+            func put(_ body: String, device: String = "d1", contentType: String = "application/json") async throws -> Reply {
+                try await api.client.send(.put, "/v1/devices/\(device)", token: user, json: body, headers: [.contentType: contentType])
+            }
+            let cases: [(String, String)] = [
+                (#"{"platform": "web", "token": "none", "culture": "ru-RU"}"#, "invalid_platform"),
+                (#"{"platform": "ios", "token": "none", "culture": "ru_RU"}"#, "invalid_culture"),
+                (#"{"platform": "ios", "token": "none", "culture": "rus-RU"}"#, "invalid_culture"),
+                (#"{"platform": "ios", "token": "abc", "culture": "ru-RU"}"#, "invalid_push_token"),
+                (#"{"platform": "ios", "token": "\#(apns)0", "culture": "ru-RU"}"#, "invalid_push_token"),
+                (#"{"platform": "ios", "token": "\#(String(repeating: "g", count: 64))", "culture": "ru-RU"}"#, "invalid_push_token"),
+                (#"{"platform": "android", "token": "short", "culture": "ru-RU"}"#, "invalid_push_token"),
+                (#"{"platform": "android", "token": "\#(String(repeating: "a", count: 40))/x", "culture": "ru-RU"}"#, "invalid_push_token"),
+                (#"{"platform": "ios", "token": "none", "culture": "ru-RU", "tags": [\#((0..<33).map { "\"t\($0)\"" }.joined(separator: ","))]}"#, "invalid_tags"),
+                (#"{"platform": "ios", "token": "none", "culture": "ru-RU", "tags": ["\#(String(repeating: "t", count: 65))"]}"#, "invalid_tags"),
+                (#"{"platform": "ios", "token": "none", "culture": "ru-RU", "tags": ["a'; DROP TABLE devices; --"]}"#, "invalid_tags"),
+                (#"{"platform": "ios", "token": "none", "culture": "ru-RU", "tags": [1]}"#, "invalid_json"),
+                (#"{"platform": "ios", "token": "none", "culture": "ru-RU", "exclusive": "yes"}"#, "invalid_json"),
+                (#"{"platform": "ios", "token": "none", "culture": "ru-RU", "userId": "admin"}"#, "unknown_field"),
+                (#"{"platform": "ios", "culture": "ru-RU"}"#, "missing_field"),
+                (#"{"platform": "ios", "token": null, "culture": "ru-RU"}"#, "missing_field"),
+                (#"{"platform": "ios", "token": "none", "culture": "ru-RU", "app": "bad app"}"#, "invalid_parameter"),
+            ]
+            for (body, code) in cases {
+                let reply = try await put(body)
+                #expect(reply.status == 400, "\(body)")
+                #expect(reply.errorCode == code, "\(body)")
+            }
+            #expect(try await put(#"{"platform": "ios", "token": "none", "culture": "ru-RU"}"#, contentType: "text/plain").errorCode == "unsupported_media_type")
+            #expect(try await put(#"{"platform": "ios", "token": "none", "culture": "ru-RU"}"#, device: String(repeating: "d", count: 129)).errorCode == "invalid_device_id")
+            #expect(try await put(#"{"platform": "ios", "token": "none", "culture": "ru-RU"}"#, device: "a%00b").errorCode == "invalid_device_id")
+            #expect(try await api.store.devices.list().isEmpty)
+
+            // Limits are inclusive: 32 tags of 64 characters, a 128-character id, a 200-digit token.
+            let tags = (0..<32).map { "\"\(String(format: "%02d", $0))\(String(repeating: "t", count: 62))\"" }.joined(separator: ",")
+            let longest = #"{"platform": "ios", "token": "\#(String(repeating: "ab", count: 100))", "culture": "EN-gb", "tags": [\#(tags)]}"#
+            #expect(try await put(longest, device: String(repeating: "d", count: 128)).status == 201)
+            #expect(try await api.store.devices.device(id: String(repeating: "d", count: 128))?.culture == "en-GB")
+        }
+    }
+
+    /// SQL meta-characters are data: stored and returned verbatim, the schema untouched.
+    @Test func sqlMetaCharactersAreJustData() async throws {
+        try await APIFixture.with { api in
+            let user = try await TestTokens.token("u'1; DROP TABLE user_settings; --")
+            let id = "x'); DELETE FROM devices; --"
+            let path = "/v1/devices/" + (id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            let body = #"{"platform": "ios", "token": "\#(PushTokens.apns("s"))", "culture": "ru-RU", "tags": ["a:b", "c.d_e-f"]}"#
+            #expect(try await api.client.send(.put, path, token: user, json: body).status == 201)
+            let read = try await api.client.send(.get, path, token: user)
+            #expect(read.json["deviceId"] as? String == id)
+            #expect(try await api.store.devices.device(id: id)?.users.map(\.userId) == ["u'1; DROP TABLE user_settings; --"])
+            #expect(try await api.client.send(.put, "/v1/me/settings", token: user, json: #"{"pushesEnabled": false}"#).status == 200)
+            #expect(try await api.store.settings.settings(forUser: "u'1; DROP TABLE user_settings; --").pushesEnabled == false)
+        }
+    }
+
+    @Test func oversizedBodiesAre413() async throws {
+        try await APIFixture.with { api in
+            let user = try await TestTokens.token("u1")
+            let megabyte = #"{"platform": "ios", "token": "none", "culture": "ru-RU", "tags": ["\#(String(repeating: "a", count: 1 << 20))"]}"#
+            for (method, path) in [(HTTPRequest.Method.put, "/v1/devices/big"), (.post, "/Subscribe.ashx")] {
+                let reply = try await api.client.send(method, path, token: user, json: megabyte)
+                #expect(reply.status == 413)
+                #expect(reply.errorCode == "body_too_large")
+            }
+            #expect(try await api.store.devices.list().isEmpty)
+        }
+    }
+
+    @Test func unknownRoutesAndMethodsUseTheErrorFormat() async throws {
+        try await APIFixture.with { api in
+            #expect(try await api.client.send(.get, "/nothing/here").errorCode == "not_found")
+            let wrongMethod = try await api.client.send(.patch, "/v1/devices/d1", token: try await TestTokens.token("u1"))
+            #expect(wrongMethod.status == 404 || wrongMethod.status == 405)
+            #expect(!wrongMethod.errorCode.isEmpty)
+        }
+    }
+
+    /// 2,000 mixed invalid requests: every one refused with 4xx in the error format, nothing
+    /// written, and the server still answers normally afterwards.
+    @Test(.timeLimit(.minutes(3))) func twoThousandInvalidRequestsChangeNothing() async throws {
+        try await APIFixture.with { api in
+            let user = try await TestTokens.token("u1")
+            let before = try await Self.rowCounts(api)
+            let bad = try await InvalidRequests.make(count: 2000, validToken: user)
+            for request in bad {
+                let reply = try await api.client.send(request.method, request.path, json: request.body, headers: request.headers)
+                #expect((400..<500).contains(reply.status), "\(request.path)")
+                #expect(!reply.errorCode.isEmpty)
+                #expect(!reply.text.contains("SELECT") && !reply.text.contains("Thread") && !reply.text.contains(user))
+            }
+            #expect(try await Self.rowCounts(api) == before)
+            #expect(try await api.client.send(.get, "/healthz").status == 200)
+            #expect(try await api.client.send(.put, "/v1/devices/ok", token: user, json: #"{"platform": "ios", "token": "none", "culture": "ru-RU"}"#).status == 201)
+        }
+    }
+
+    static func rowCounts(_ api: APIFixture) async throws -> [Int] {
+        var counts: [Int] = []
+        for table in ["devices", "device_users", "user_settings", "notification_log"] {
+            counts.append(try await api.database.admin.query("SELECT count(*) FROM \(table)").first?.decode(Int.self, at: 0) ?? -1)
+        }
+        return counts
+    }
+}
