@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
     ],
     targets: [
         // System libraries: a module map and one shim header each. Only the wrapper module
@@ -88,6 +90,18 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The pipeline: RabbitMQ → decode → dedupe → recipients → per-user lanes → sender → ack.
+        .target(
+            name: "HeraldWorker",
+            dependencies: [
+                "HeraldCore", "HeraldAMQP", "HeraldPostgres", "HeraldStore", "HeraldDelivery",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
         // Local HTTP/2 TLS stand-ins for Apple and Google (`herald sandbox`), and the generic
         // HTTP/2 server they are built on.
         .target(
@@ -113,7 +127,9 @@ let package = Package(
             name: "herald",
             dependencies: [
                 "HeraldCore", "HeraldAMQP", "HeraldPostgres", "HeraldHTTP", "HeraldDelivery", "HeraldSandbox",
+                "HeraldStore", "HeraldWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -158,6 +174,16 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HeraldWorkerTests",
+            dependencies: [
+                "HeraldWorker", "HeraldTesting", "HeraldSandbox", "HeraldHTTP",
+                // The crash and drain tests run the built `herald` binary.
+                "herald",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
