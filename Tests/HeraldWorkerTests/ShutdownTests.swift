@@ -44,7 +44,7 @@ struct ShutdownTests {
                 try await waitUntil("some deliveries", timeout: .seconds(20)) { sender.count >= 40 }
                 await proxy.severAll()
                 try await waitUntil("every delivery", timeout: .seconds(60)) { Set(sender.sent.map(\.key)).count == 200 }
-                try await waitUntil("all acknowledged", timeout: .seconds(20)) { worker.statistics.messagesInFlight == 0 && worker.isConsuming }
+                try await fixture.waitUntilSettled(worker)
                 #expect(worker.statistics.connections >= 2)
             }
             try await proxy.shutdown()

@@ -145,6 +145,19 @@ struct WorkerFixture: Sendable {
         )
     }
 
+    /// Waits until the queue is empty and the worker holds no message, on two polls in a row
+    /// (a message requeued by a lost connection may still be on its way back).
+    func waitUntilSettled(_ worker: WorkerService, timeout: Duration = .seconds(30)) async throws {
+        var quiet = 0
+        try await waitUntil("the queue is empty and nothing is in flight", timeout: timeout) {
+            let empty = (try? await depth(topology.queue)) == 0
+            let idle = empty && worker.isConsuming && worker.statistics.messagesInFlight == 0
+            quiet = idle ? quiet + 1 : 0
+            if quiet < 3 { try await Task.sleep(for: .milliseconds(100)) }
+            return quiet >= 3
+        }
+    }
+
     func depth(_ queue: String) async throws -> Int {
         Int(try await amqp.queueState(queue).messageCount)
     }
