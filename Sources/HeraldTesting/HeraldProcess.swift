@@ -5,7 +5,7 @@ import Foundation
 /// crash) and wait for with a bound.
 public final class HeraldProcess: @unchecked Sendable {
     // @unchecked: `process` is a Foundation `Process`, used only through its thread-safe calls
-    // (processIdentifier, isRunning, terminationStatus, waitUntilExit) after `run()`; the
+    // (processIdentifier, isRunning, terminationStatus) after `run()`; the
     // other fields are immutable.
     private let process: Process
     public let stdoutFile: URL
@@ -48,7 +48,8 @@ public final class HeraldProcess: @unchecked Sendable {
         }
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            // Polled (waitUntilExit spins a run loop no concurrency thread services).
+            while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
             return nil
         }
         return process.terminationStatus

@@ -13,8 +13,17 @@ import Testing
 @Suite("Restarts", .timeLimit(.minutes(4)))
 struct RestartTests {
     @Test func theWorkerRecoversFromABrokerRestartAndADatabaseRestart() async throws {
-        let stack = try PrivateStack.start()
-        defer { stack.shutdown() }
+        let stack = try await PrivateStack.start()
+        do {
+            try await run(stack: stack)
+        } catch {
+            await stack.shutdown()
+            throw error
+        }
+        await stack.shutdown()
+    }
+
+    private func run(stack: PrivateStack) async throws {
         var storeConfiguration = try StoreConfiguration(databaseURL: stack.databaseURL, poolSize: 4)
         storeConfiguration.maintenanceInterval = nil
         storeConfiguration.database.reconnectInitialDelay = .milliseconds(100)
@@ -64,11 +73,11 @@ struct RestartTests {
         defer { worker.stop() }
 
         try await waitUntil("a first part of the run", timeout: .seconds(60)) { sender.count >= 200 }
-        try stack.restart("rabbitmq")
+        try await stack.restart("rabbitmq")
         try await waitUntil("deliveries after the broker restart", timeout: .seconds(90)) {
             worker.statistics.connections >= 2 && sender.count >= 600
         }
-        try stack.restart("postgres")
+        try await stack.restart("postgres")
         try await waitUntil("every delivery", timeout: .seconds(120)) { Set(sender.sent.map(\.key)).count >= messages }
         try await waitUntil("every message acknowledged", timeout: .seconds(60)) {
             worker.statistics.messagesInFlight == 0 && worker.isConsuming
