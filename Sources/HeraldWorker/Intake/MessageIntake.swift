@@ -89,9 +89,9 @@ struct MessageIntake: Sendable {
             }) else { return }
             byUser = loaded
         }
-        var everyone: [Subscription] = []
+        var everyone: BroadcastAudience.Snapshot?
         if candidates.contains(where: \.needsEveryone) {
-            guard let loaded = await retry.run("DeviceRepository.allSubscriptions", { () async throws(StoreError) in try await audience.subscriptions() })
+            guard let loaded = await retry.run("DeviceRepository.allSubscriptions", { () async throws(StoreError) in try await audience.snapshot() })
             else { return }
             everyone = loaded
         }
@@ -101,7 +101,7 @@ struct MessageIntake: Sendable {
         var ready: [Candidate] = []
         for var candidate in candidates {
             let event = candidate.event
-            let pool = candidate.needsEveryone ? everyone : event.userIds.flatMap { byUser[$0] ?? [] }
+            let pool = candidate.needsEveryone ? everyone?.candidates(for: event) ?? [] : event.userIds.flatMap { byUser[$0] ?? [] }
             do {
                 candidate.recipients = try selector.select(event, tag: candidate.metadata.tag, from: pool)
             } catch {
