@@ -68,7 +68,9 @@ public struct PrivateStack: Sendable {
         environment["HERALD_LOCAL_RMQ_NODE"] = nodeName
         environment["CTL_SCRIPT"] = script
         environment["CTL_LOG"] = log
-        let arguments = ["/bin/bash", "-c", #"exec "$CTL_SCRIPT" "$0" "$1" </dev/null >>"$CTL_LOG" 2>&1"#, action, service]
+        environment["CTL_DIR"] = directory.path
+        // Run inside the stack's folder: RabbitMQ may leave an erl_crash.dump in its working directory.
+        let arguments = ["/bin/bash", "-c", #"cd "$CTL_DIR" && exec "$CTL_SCRIPT" "$0" "$1" </dev/null >>"$CTL_LOG" 2>&1"#, action, service]
         let pid = try Self.spawn(arguments, environment: environment)
         let deadline = ContinuousClock.now + .seconds(120)
         var status: Int32 = 0
