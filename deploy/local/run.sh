@@ -58,7 +58,8 @@ worker=$!
 pids=("$worker" "${pids[@]}")
 
 say "publishing deploy/local/sample-event.xml (TransferIssued for three users; one device is en-US and is filtered out)"
-"$herald" publish "$here/sample-event.xml"
+# A new message id each run: the same body again would be the same event, already delivered.
+"$herald" publish --generate-message-id "$here/sample-event.xml"
 for _ in $(seq 1 150); do [ "$(wc -l < "$pushes")" -ge 2 ] && break; sleep 0.2; done
 say "delivered ($pushes):"
 cat "$pushes"
