@@ -10,16 +10,9 @@ import Testing
 /// operator would, against a fresh database and a unique queue.
 @Suite("Operator commands", .timeLimit(.minutes(2)))
 struct OperatorCommandTests {
-    static func databaseURL(_ name: String) -> String {
-        var url = TestEnvironment.databaseURL
-        if let query = url.firstIndex(of: "?") { url = String(url[..<query]) }
-        let pathStart = url.range(of: "/", options: .backwards, range: url.range(of: "://")!.upperBound..<url.endIndex)!.lowerBound
-        return String(url[..<pathStart]) + "/" + name
-    }
-
     @Test func migrateImportTemplatesAndDevicesThenListThem() async throws {
         try await TestDatabase.with { _, database in
-            let environment = ["HERALD_DATABASE_URL": Self.databaseURL(database.name), "HERALD_LOG_LEVEL": "error"]
+            let environment = ["HERALD_DATABASE_URL": database.url, "HERALD_LOG_LEVEL": "error"]
             let migrate = try HeraldCLI.run(["migrate"], environment: environment)
             #expect(migrate.status == 0, "\(migrate.stderr)")
             #expect(migrate.stdout.contains("Applied migrations 1"))

@@ -39,9 +39,6 @@ final class LaneScheduler: Sendable {
         }
     }
 
-    /// Deliveries waiting for a lane (not yet released).
-    var waitingCount: Int { scheduler.withLock { $0.waitingCount } }
-
     /// Ends ``releases``; deliveries still waiting are never released.
     func finish() { continuation.finish() }
 }

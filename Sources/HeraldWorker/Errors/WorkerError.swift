@@ -1,5 +1,5 @@
 /// What HeraldWorker throws: configuration refused before the worker starts, and the dead-letter
-/// tools' failures (broker or store errors, a dead letter that cannot be found).
+/// tools' failures (broker or store errors).
 ///
 /// `description` is safe for logs (it never contains message bodies, tokens or secrets);
 /// `debugDescription` adds the underlying error's debug text.
@@ -16,10 +16,6 @@ public struct WorkerError: Error, Sendable, CustomStringConvertible, CustomDebug
         public static let broker = Code("broker")
         /// The store refused or lost a call of a tool.
         public static let store = Code("store")
-        /// A dead letter with the given id is not in the dead-letter queue.
-        public static let notFound = Code("notFound")
-        /// `herald drain` did not empty the queue in time.
-        public static let timeout = Code("timeout")
     }
 
     public var code: Code

@@ -52,9 +52,6 @@ final class DeliveryInbox: Sendable {
     /// Why the consumer ended, once it has.
     var endError: (any Error)? { state.withLock { $0.error } }
 
-    /// Items buffered and not yet taken.
-    var count: Int { state.withLock { $0.items.count } }
-
     /// Everything buffered (at least one item, at most `max`), waiting for the first; nil once
     /// closed, or ended with nothing left.
     func take(max: Int) async -> [Item]? {

@@ -25,11 +25,4 @@ enum Console {
         let whole = Int(seconds)
         return String(format: "%dm%02ds", whole / 60, whole % 60)
     }
-
-    /// Milliseconds with one decimal.
-    static func milliseconds(_ d: Duration?) -> String {
-        guard let d else { return "-" }
-        let ms = Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
-        return String(format: "%.1f ms", ms)
-    }
 }

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import HeraldStore
 import HeraldWorker
-import Synchronization
 
 /// `herald drain`: seed 000's procedure before a message-format change (stop the producers
 /// first): consume until the queue is empty and every delivery in flight is terminal, showing
@@ -43,12 +42,12 @@ struct DrainCommand: AsyncParsableCommand {
         let logger = RuntimeSettings.logger("herald.drain", settings: settings)
         let (worker, store) = try await WorkerCommand.prepare(settings: settings, logger: logger, name: "herald drain")
         let terminal = Console.isTerminal
-        let lastLine = LastLine()
+        let throttle = ProgressThrottle()
         let final = await QueueDrain.run(worker: worker, timeout: limit, logger: logger) { progress in
             let line = Self.progressLine(progress)
             if terminal {
                 Console.status(line)
-            } else if lastLine.due(every: .seconds(5)) {
+            } else if throttle.due(every: .seconds(5)) {
                 Console.error(line)
             }
         }
@@ -70,19 +69,5 @@ struct DrainCommand: AsyncParsableCommand {
         let s = p.statistics
         return "draining \(Console.duration(p.elapsed)): queue \(p.queueDepth.map(String.init) ?? "?"), in flight \(s.messagesInFlight), "
             + "consumed \(s.consumed), delivered \(s.delivered), dead-lettered \(s.deadLettered), failed \(s.failed)"
-    }
-}
-
-/// Rate-limits the plain progress lines.
-final class LastLine: Sendable {
-    private let last = Mutex<ContinuousClock.Instant?>(nil)
-
-    func due(every interval: Duration) -> Bool {
-        last.withLock { last in
-            let now = ContinuousClock.now
-            if let previous = last, now - previous < interval { return false }
-            last = now
-            return true
-        }
     }
 }

@@ -14,20 +14,12 @@ enum WorkerProcessEnvironment {
             "HERALD_AMQP_URL": TestEnvironment.amqpURL,
             "HERALD_AMQP_QUEUE": fixture.topology.queue,
             "HERALD_AMQP_EXCHANGE": fixture.topology.exchange,
-            "HERALD_DATABASE_URL": databaseURL(fixture.database.name),
+            "HERALD_DATABASE_URL": fixture.database.url,
             "HERALD_LOG_LEVEL": "warning",
             "HERALD_WORKER_SHUTDOWN_TIMEOUT": "10s",
         ]
         environment.merge(extra) { $1 }
         return environment
-    }
-
-    /// The test server's URL with `name` as the database.
-    static func databaseURL(_ name: String) -> String {
-        var url = TestEnvironment.databaseURL
-        if let query = url.firstIndex(of: "?") { url = String(url[..<query]) }
-        let pathStart = url.range(of: "/", options: .backwards, range: url.range(of: "://")!.upperBound..<url.endIndex)!.lowerBound
-        return String(url[..<pathStart]) + "/" + name
     }
 
     static var outputDirectory: URL {
