@@ -27,7 +27,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.4.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
     targets: [
@@ -95,6 +96,18 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The pipeline: RabbitMQ → decode → dedupe → recipients → per-user lanes → sender → ack.
+        .target(
+            name: "HeraldWorker",
+            dependencies: [
+                "HeraldCore", "HeraldAMQP", "HeraldPostgres", "HeraldStore", "HeraldDelivery",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
         // Local HTTP/2 TLS stand-ins for Apple and Google (`herald sandbox`), and the generic
         // HTTP/2 server they are built on.
         .target(
@@ -134,8 +147,10 @@ let package = Package(
             name: "herald",
             dependencies: [
                 "HeraldCore", "HeraldAMQP", "HeraldPostgres", "HeraldHTTP", "HeraldDelivery", "HeraldSandbox",
-                "HeraldStore", "HeraldAPI",
+                "HeraldStore", "HeraldAPI", "HeraldWorker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -197,6 +212,16 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HeraldWorkerTests",
+            dependencies: [
+                "HeraldWorker", "HeraldTesting", "HeraldSandbox", "HeraldHTTP",
+                // The crash and drain tests run the built `herald` binary.
+                "herald",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

@@ -8,6 +8,10 @@ struct Herald: AsyncParsableCommand {
         commandName: "herald",
         abstract: "Push-notification delivery: RabbitMQ events to APNs and FCM.",
         version: HeraldVersion.current,
-        subcommands: [PreviewCommand.self, ConfigCommand.self, SandboxCommand.self, APICommand.self]
+        subcommands: [
+            WorkerCommand.self, DrainCommand.self, PublishCommand.self, DeadLetterCommand.self, MigrateCommand.self, TemplatesCommand.self,
+            DevicesCommand.self, BenchCommand.self, PreviewCommand.self, ConfigCommand.self, SandboxCommand.self,
+            APICommand.self,
+        ]
     )
 }

@@ -31,7 +31,7 @@ extension SettingKey {
     static let amqpExchange = SettingKey("amqp", "exchange", help: "Exchange producers publish to (default herald, a durable direct exchange).")
     static let amqpRoutingKey = SettingKey("amqp", "routing_key", help: "Routing key binding the queue (default w1.pushnotification).")
     static let amqpQueueType = SettingKey("amqp", "queue_type", help: "classic or quorum, used when Herald declares the queue (default classic).")
-    static let amqpPrefetch = SettingKey("amqp", "prefetch", help: "Unacknowledged messages a worker holds at once (default 200).")
+    static let amqpPrefetch = SettingKey("amqp", "prefetch", help: "Unacknowledged messages a worker holds at once (default 300).")
     static let amqpHeartbeat = SettingKey("amqp", "heartbeat", help: "Heartbeat interval, e.g. 30s (default 30s).")
 
     // MARK: database
@@ -39,13 +39,15 @@ extension SettingKey {
     static let databasePoolSize = SettingKey("database", "pool_size", help: "Connections per process (default 4).")
 
     // MARK: worker
-    static let workerThreads = SettingKey("worker", "threads", help: "Lanes: users whose notifications are in flight at once (default 8).")
+    static let workerThreads = SettingKey("worker", "threads", help: "Lanes (the seed's number of threads): users whose notifications are in flight at once (default 64).")
     static let workerSender = SettingKey("worker", "sender", help: "Where payloads go: log, null, or providers (APNs and FCM) (default log).")
     static let workerLogSenderFile = SettingKey("worker", "log_sender_file", help: "File the log sender appends to (default standard output).")
     static let workerShutdownTimeout = SettingKey("worker", "shutdown_timeout", help: "Longest graceful shutdown before in-flight work is requeued (default 30s).")
     static let workerDedupeRetention = SettingKey("worker", "dedupe_retention", help: "How long message keys are remembered for AvoidDublication (default 24h).")
     static let workerMaxAttempts = SettingKey("worker", "max_attempts", help: "Attempts per delivery before it is recorded as failed (default 8).")
     static let workerMaxRetryDelay = SettingKey("worker", "max_retry_delay", help: "Longest wait between two attempts (default 5m).")
+    static let workerPayloadProfile = SettingKey("worker", "payload_profile", help: "Payload shapes: legacy (seed 000) or modern (default legacy).")
+    static let workerBroadcastCache = SettingKey("worker", "broadcast_cache", help: "How long the device list of a broadcast is reused (default 2s; 0 reads it every time).")
 
     // MARK: templates
     static let templatesDefaultCulture = SettingKey("templates", "default_culture", help: "Culture used when a device's culture has no template (default ru-RU).")
@@ -101,7 +103,7 @@ extension SettingKey {
         .amqpURL, .amqpQueue, .amqpExchange, .amqpRoutingKey, .amqpQueueType, .amqpPrefetch, .amqpHeartbeat,
         .databaseURL, .databasePoolSize,
         .workerThreads, .workerSender, .workerLogSenderFile, .workerShutdownTimeout, .workerDedupeRetention,
-        .workerMaxAttempts, .workerMaxRetryDelay,
+        .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache,
         .templatesDefaultCulture,
         .apnsKeyPath, .apnsKeyID, .apnsTeamID, .apnsTopic, .apnsEnvironment, .apnsURL, .apnsCertPath,
         .apnsCertKeyPath, .apnsCertPassword, .apnsCAPath,

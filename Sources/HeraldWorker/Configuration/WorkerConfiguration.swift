@@ -1,0 +1,85 @@
+import HeraldAMQP
+import HeraldCore
+
+/// How a worker consumes, orders, sends and retries. The `herald` executable fills it from its
+/// configuration (`worker.*`, `amqp.*` keys); libraries never read the environment.
+public struct WorkerConfiguration: Sendable {
+    /// The broker.
+    public var amqp: AMQPConfiguration
+    /// The exchange, queue and dead-letter layout (declared at every (re)connect).
+    public var topology: HeraldTopology
+    /// Whether to declare ``topology`` on connect (off when an operator manages the broker).
+    public var declareTopology: Bool
+    /// Unacknowledged messages held at once (`basic.qos`). A message is held until every one
+    /// of its deliveries is terminal, retries included.
+    public var prefetch: UInt16
+    /// The seed's "number of threads": how many users may have a delivery in flight at once.
+    /// Lanes are logical (a lane is a waiting slot, not an OS thread); a user's deliveries
+    /// always go one at a time, in order.
+    public var lanes: Int
+    /// How long a graceful stop waits for in-flight deliveries before it gives up on them
+    /// (their messages are then requeued by the broker), and how long a lost connection waits
+    /// for them before reconnecting.
+    public var shutdownTimeout: Duration
+    /// Retries of a delivery the provider answered with `retryAfter`.
+    public var retryPolicy: RetryPolicy
+    /// Payload shapes (legacy seed 000 or modern) and limits.
+    public var payloadBuilder: PayloadBuilder
+    public var selectionPolicy: SelectionPolicy
+    public var decoder: EventDecoder
+    /// Most messages the intake takes from the consumer's buffer in one chunk (one subscription
+    /// lookup, one dedupe call and one claim call per chunk).
+    public var maxChunk: Int
+    /// Most delivery outcomes recorded in one store call.
+    public var recordBatchSize: Int
+    /// How long the first outcome of a batch waits for others before the batch is written.
+    public var recordBatchWindow: Duration
+    /// Store calls in flight at once for outcome records.
+    public var recordConcurrency: Int
+    /// Reconnect backoff after the broker went away: doubles from the first to the last.
+    public var reconnectInitialDelay: Duration
+    public var reconnectMaxDelay: Duration
+    /// Backoff of a store call that failed (the database restarting).
+    public var storeRetryInitialDelay: Duration
+    public var storeRetryMaxDelay: Duration
+    /// How long the subscriptions of a broadcast (every deliverable device) are reused before
+    /// they are read again; `.zero` reads them for every chunk with a broadcast.
+    public var broadcastAudienceTTL: Duration
+    /// Devices whose token the provider refused are remembered in memory (besides the store)
+    /// up to this many, so that deliveries already selected for them are not sent.
+    public var deadTokenMemory: Int
+
+    public init(amqp: AMQPConfiguration, topology: HeraldTopology = HeraldTopology()) {
+        self.amqp = amqp
+        self.topology = topology
+        self.declareTopology = true
+        self.prefetch = 300
+        self.lanes = 64
+        self.shutdownTimeout = .seconds(30)
+        self.retryPolicy = RetryPolicy(initialDelay: .seconds(1), maxDelay: .seconds(300), maxAttempts: 8, maxElapsed: .seconds(3600))
+        self.payloadBuilder = PayloadBuilder(profile: .legacy)
+        self.selectionPolicy = .default
+        self.decoder = EventDecoder()
+        self.maxChunk = 500
+        self.recordBatchSize = 500
+        self.recordBatchWindow = .milliseconds(1)
+        self.recordConcurrency = 2
+        self.reconnectInitialDelay = .milliseconds(200)
+        self.reconnectMaxDelay = .seconds(10)
+        self.storeRetryInitialDelay = .milliseconds(50)
+        self.storeRetryMaxDelay = .seconds(5)
+        self.broadcastAudienceTTL = .seconds(2)
+        self.deadTokenMemory = 100_000
+    }
+
+    /// - Throws: ``WorkerError/Code/invalidConfiguration`` naming the field.
+    public func validate() throws(WorkerError) {
+        func fail(_ message: String) -> WorkerError { WorkerError(code: .invalidConfiguration, message: message) }
+        guard prefetch >= 1 else { throw fail("prefetch must be at least 1") }
+        guard lanes >= 1 else { throw fail("lanes (worker.threads) must be at least 1") }
+        guard maxChunk >= 1, recordBatchSize >= 1, recordConcurrency >= 1 else { throw fail("batch sizes and concurrency must be at least 1") }
+        guard shutdownTimeout >= .zero, recordBatchWindow >= .zero, broadcastAudienceTTL >= .zero else { throw fail("durations must not be negative") }
+        guard reconnectInitialDelay > .zero, storeRetryInitialDelay > .zero else { throw fail("backoff delays must be positive") }
+        guard !topology.queue.isEmpty else { throw fail("the queue name must not be empty") }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import HeraldAMQP
+
+/// The headers Herald adds to a dead letter, and removes again when it is replayed.
+///
+/// A dead letter is the original message (same body, same properties and headers) plus:
+/// `x-herald-error` (a ``DeadLetterCode``), `x-herald-reason` (human text, at most 1,000
+/// characters, never payload text), `x-herald-dead-letter-id` (a UUID, also the key of the
+/// store's record), `x-herald-original-queue`, `x-herald-failed-at` (AMQP timestamp) and
+/// `x-herald-failed-at-ms` (milliseconds since 1970).
+public enum DeadLetterHeaders {
+    public static let error = "x-herald-error"
+    public static let reason = "x-herald-reason"
+    public static let id = "x-herald-dead-letter-id"
+    public static let originalQueue = "x-herald-original-queue"
+    public static let failedAt = "x-herald-failed-at"
+    public static let failedAtMilliseconds = "x-herald-failed-at-ms"
+    public static let event = "x-herald-event-id"
+    /// Every header Herald adds starts with this.
+    public static let prefix = "x-herald-"
+
+    static let maxReasonLength = 1_000
+
+    /// The properties of the dead letter of a message with `original` properties.
+    public static func deadLetterProperties(
+        original: AMQPProperties, code: DeadLetterCode, reason: String, id: String, queue: String, eventId: String?, failedAt: Date
+    ) -> AMQPProperties {
+        var properties = original
+        if properties.deliveryMode == nil { properties.deliveryMode = .persistent }
+        properties.headers[error] = .string(code.rawValue)
+        properties.headers[self.reason] = .string(reason.count > maxReasonLength ? String(reason.prefix(maxReasonLength - 1)) + "…" : reason)
+        properties.headers[self.id] = .string(id)
+        properties.headers[originalQueue] = .string(queue)
+        properties.headers[self.failedAt] = .timestamp(failedAt)
+        properties.headers[failedAtMilliseconds] = .int(Int64((failedAt.timeIntervalSince1970 * 1000).rounded()))
+        if let eventId { properties.headers[event] = .string(String(eventId.prefix(200))) }
+        return properties
+    }
+
+    /// The properties to publish a dead letter back with: Herald's headers and the broker's
+    /// `x-death` removed, everything else as the producer sent it.
+    public static func replayProperties(_ deadLetter: AMQPProperties) -> AMQPProperties {
+        var properties = deadLetter
+        properties.headers = properties.headers.filter { !$0.key.hasPrefix(prefix) && $0.key != "x-death" }
+        return properties
+    }
+}

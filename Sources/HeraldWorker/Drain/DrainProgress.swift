@@ -1,0 +1,19 @@
+/// Where a drain stands: reported on every poll, and as the final summary.
+public struct DrainProgress: Sendable, Hashable {
+    /// Messages ready in the queue (not counting those held by the worker); nil when the broker
+    /// could not be asked.
+    public var queueDepth: Int?
+    /// The worker's counters (consumed, delivered, dead-lettered, in flight…).
+    public var statistics: WorkerStatistics
+    public var elapsed: Duration
+    /// True once the queue is empty and nothing is in flight (the final report of a drain that
+    /// succeeded).
+    public var isComplete: Bool
+
+    public init(queueDepth: Int?, statistics: WorkerStatistics, elapsed: Duration, isComplete: Bool) {
+        self.queueDepth = queueDepth
+        self.statistics = statistics
+        self.elapsed = elapsed
+        self.isComplete = isComplete
+    }
+}

@@ -1,0 +1,60 @@
+import HeraldAMQP
+import Logging
+
+/// Seed 000's procedure before a message-format change, as one command (`herald drain`): run
+/// the worker until the queue is empty and every delivery in flight is terminal, then stop it
+/// gracefully.
+///
+/// A monitor polls the queue depth (a passive declare on its own connection) and the worker's
+/// in-flight counts. The drain is complete after two consecutive polls see an empty queue,
+/// a consuming worker and nothing in flight (two, so that a message on its way from the broker
+/// to the worker is not missed). Producers should be stopped first, or the queue may never stay
+/// empty.
+public enum QueueDrain {
+    /// Runs `worker` (which must not be running yet) until the queue is drained or `timeout`
+    /// passes, calling `progress` after every poll. Returns the final progress; its
+    /// `isComplete` is false after a timeout (the worker is stopped either way).
+    public static func run(
+        worker: WorkerService, timeout: Duration, pollInterval: Duration = .milliseconds(250), logger: Logger = Logger(label: "herald.drain"),
+        progress: @escaping @Sendable (DrainProgress) -> Void = { _ in }
+    ) async -> DrainProgress {
+        let started = ContinuousClock.now
+        let queue = worker.configuration.topology.queue
+        return await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await worker.run()
+                } catch {
+                    logger.error("Worker failed during drain", metadata: [LogKey.error: "\(error)"])
+                }
+            }
+            var monitor: AMQPConnection?
+            var quietPolls = 0
+            var last = DrainProgress(queueDepth: nil, statistics: worker.statistics, elapsed: .zero, isComplete: false)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: pollInterval)
+                var depth: Int?
+                do {
+                    if monitor == nil || monitor?.isOpen == false {
+                        monitor = try await AMQPConnection.connect(worker.configuration.amqp, logger: logger)
+                    }
+                    depth = Int(try await monitor!.queueState(queue).messageCount)
+                } catch {
+                    logger.debug("Queue depth unknown", metadata: [LogKey.error: "\(error)"])
+                }
+                let statistics = worker.statistics
+                let idle = worker.isConsuming && depth == 0 && statistics.messagesInFlight == 0 && statistics.deliveriesInFlight == 0
+                quietPolls = idle ? quietPolls + 1 : 0
+                last = DrainProgress(queueDepth: depth, statistics: statistics, elapsed: ContinuousClock.now - started, isComplete: quietPolls >= 2)
+                progress(last)
+                if last.isComplete || last.elapsed >= timeout { break }
+            }
+            worker.stop()
+            await group.waitForAll()
+            await monitor?.close()
+            last.statistics = worker.statistics
+            last.elapsed = ContinuousClock.now - started
+            return last
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import HeraldCore
+import HeraldStore
+import Synchronization
+
+/// Every deliverable subscription, for broadcasts (`UserId 0`, News without a UserId), read a
+/// page at a time and reused for ``ttl`` so that a burst of broadcasts reads the table once.
+/// A subscription added during the TTL misses at most that long; dead tokens are caught by the
+/// worker's ``DeadTokenRegistry`` and the journal. Thread-safe.
+///
+/// The subscriptions are also indexed by branch and by zone: a broadcast that names branches
+/// (or zones) can only reach subscriptions in one of them (a subscription without a branch
+/// does not match an event that names branches), so only those are handed to the selector,
+/// which still applies every rule.
+final class BroadcastAudience: Sendable {
+    struct Snapshot: Sendable {
+        let all: [Subscription]
+        let byBranch: [String: [Subscription]]
+        let byZone: [String: [Subscription]]
+
+        init(_ all: [Subscription]) {
+            self.all = all
+            var byBranch: [String: [Subscription]] = [:]
+            var byZone: [String: [Subscription]] = [:]
+            for subscription in all {
+                if let branch = subscription.branchId { byBranch[branch, default: []].append(subscription) }
+                if let zone = subscription.zoneId { byZone[zone, default: []].append(subscription) }
+            }
+            self.byBranch = byBranch
+            self.byZone = byZone
+        }
+
+        /// The subscriptions that can match `event`'s branch and zone filters.
+        func candidates(for event: Event) -> [Subscription] {
+            let branches = Set(event.filterValues(.branchId))
+            if !branches.isEmpty { return branches.flatMap { byBranch[$0] ?? [] } }
+            let zones = Set(event.filterValues(.zoneId))
+            if !zones.isEmpty { return zones.flatMap { byZone[$0] ?? [] } }
+            return all
+        }
+    }
+
+    private let devices: DeviceRepository
+    private let ttl: Duration
+    private let cached = Mutex<(loaded: ContinuousClock.Instant, snapshot: Snapshot)?>(nil)
+
+    init(devices: DeviceRepository, ttl: Duration) {
+        self.devices = devices
+        self.ttl = ttl
+    }
+
+    func snapshot() async throws(StoreError) -> Snapshot {
+        let now = ContinuousClock.now
+        if ttl > .zero, let hit = cached.withLock({ $0 }), now - hit.loaded < ttl {
+            return hit.snapshot
+        }
+        var all: [Subscription] = []
+        var cursor: SubscriptionPage.Cursor?
+        repeat {
+            let page = try await devices.allSubscriptions(after: cursor, limit: 5_000)
+            all.append(contentsOf: page.subscriptions)
+            cursor = page.next
+        } while cursor != nil
+        let snapshot = Snapshot(all)
+        cached.withLock { $0 = (now, snapshot) }
+        return snapshot
+    }
+}

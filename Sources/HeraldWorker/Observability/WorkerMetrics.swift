@@ -1,0 +1,124 @@
+import Metrics
+import Foundation
+import HeraldCore
+import Synchronization
+
+/// The worker's counters, kept twice: as atomics for ``WorkerStatistics`` (drain summaries,
+/// tests, the benchmark) and as swift-metrics instruments for whatever backend the process
+/// bootstraps (`/metrics` in the API). Instruments are created once; dead letters get one
+/// counter per code, created on first use. Thread-safe.
+///
+/// Metric names: `herald_messages_consumed_total`, `herald_messages_acked_total`,
+/// `herald_messages_dead_lettered_total{code}`, `herald_messages_duplicate_total`,
+/// `herald_messages_no_recipients_total`, `herald_deliveries_total{outcome}` (sent, token_dead,
+/// failed, skipped, abandoned), `herald_delivery_retries_total`, `herald_deliveries_in_flight`,
+/// `herald_messages_in_flight`, `herald_publish_to_sent_seconds` (timer),
+/// `herald_connections_total`.
+final class WorkerMetrics: Sendable {
+    private let consumedCount = Atomic<Int>(0)
+    private let ackedCount = Atomic<Int>(0)
+    private let deadLetteredCount = Atomic<Int>(0)
+    private let duplicateCount = Atomic<Int>(0)
+    private let noRecipientsCount = Atomic<Int>(0)
+    private let requeuedCount = Atomic<Int>(0)
+    private let deliveredCount = Atomic<Int>(0)
+    private let skippedCount = Atomic<Int>(0)
+    private let tokenDeadCount = Atomic<Int>(0)
+    private let failedCount = Atomic<Int>(0)
+    private let retryCount = Atomic<Int>(0)
+    private let abandonedCount = Atomic<Int>(0)
+    private let connectionCount = Atomic<Int>(0)
+    /// Deliveries being executed right now (released from their lane, not yet recorded).
+    private let runningCount = Atomic<Int>(0)
+    let latency = LatencyHistogram()
+
+    private let consumedMetric = Counter(label: "herald_messages_consumed_total")
+    private let ackedMetric = Counter(label: "herald_messages_acked_total")
+    private let duplicateMetric = Counter(label: "herald_messages_duplicate_total")
+    private let noRecipientsMetric = Counter(label: "herald_messages_no_recipients_total")
+    private let requeuedMetric = Counter(label: "herald_messages_requeued_total")
+    private let sentMetric = Counter(label: "herald_deliveries_total", dimensions: [("outcome", "sent")])
+    private let skippedMetric = Counter(label: "herald_deliveries_total", dimensions: [("outcome", "skipped")])
+    private let tokenDeadMetric = Counter(label: "herald_deliveries_total", dimensions: [("outcome", "token_dead")])
+    private let failedMetric = Counter(label: "herald_deliveries_total", dimensions: [("outcome", "failed")])
+    private let abandonedMetric = Counter(label: "herald_deliveries_total", dimensions: [("outcome", "abandoned")])
+    private let retryMetric = Counter(label: "herald_delivery_retries_total")
+    private let connectionMetric = Counter(label: "herald_connections_total")
+    private let deliveriesInFlightMetric = Gauge(label: "herald_deliveries_in_flight")
+    private let messagesInFlightMetric = Gauge(label: "herald_messages_in_flight")
+    private let latencyMetric = Timer(label: "herald_publish_to_sent_seconds", preferredDisplayUnit: .seconds)
+    private let deadLetterMetrics = Mutex<[String: Counter]>([:])
+
+    func consumed() { consumedCount.add(1, ordering: .relaxed); consumedMetric.increment() }
+    func acked(_ n: Int = 1) { ackedCount.add(n, ordering: .relaxed); ackedMetric.increment(by: Int64(n)) }
+    func duplicate() { duplicateCount.add(1, ordering: .relaxed); duplicateMetric.increment() }
+    func noRecipients() { noRecipientsCount.add(1, ordering: .relaxed); noRecipientsMetric.increment() }
+    func requeued(_ n: Int) { requeuedCount.add(n, ordering: .relaxed); requeuedMetric.increment(by: Int64(n)) }
+    func skipped(_ n: Int = 1) { skippedCount.add(n, ordering: .relaxed); skippedMetric.increment(by: Int64(n)) }
+    func retried() { retryCount.add(1, ordering: .relaxed); retryMetric.increment() }
+    func abandoned() { abandonedCount.add(1, ordering: .relaxed); abandonedMetric.increment() }
+    func started() { runningCount.add(1, ordering: .relaxed) }
+    func ended() { runningCount.subtract(1, ordering: .relaxed) }
+    var running: Int { runningCount.load(ordering: .relaxed) }
+
+    func connected() { connectionCount.add(1, ordering: .relaxed); connectionMetric.increment() }
+
+    func deadLettered(code: DeadLetterCode) {
+        deadLetteredCount.add(1, ordering: .relaxed)
+        let counter = deadLetterMetrics.withLock { counters in
+            if let counter = counters[code.rawValue] { return counter }
+            let counter = Counter(label: "herald_messages_dead_lettered_total", dimensions: [("code", code.rawValue)])
+            counters[code.rawValue] = counter
+            return counter
+        }
+        counter.increment()
+    }
+
+    /// Counts a terminal outcome; `publishedAt` feeds the latency of sent deliveries.
+    func outcome(_ outcome: DeliveryOutcome, publishedAt: Date?) {
+        switch outcome {
+        case .sent:
+            deliveredCount.add(1, ordering: .relaxed)
+            sentMetric.increment()
+            if let publishedAt {
+                let seconds = max(0, Date().timeIntervalSince(publishedAt))
+                latency.record(.nanoseconds(Int64(seconds * 1e9)))
+                latencyMetric.recordNanoseconds(Int64(seconds * 1e9))
+            }
+        case .tokenDead:
+            tokenDeadCount.add(1, ordering: .relaxed)
+            tokenDeadMetric.increment()
+        case .permanentFailure, .retryAfter:
+            failedCount.add(1, ordering: .relaxed)
+            failedMetric.increment()
+        }
+    }
+
+    func inFlight(messages: Int, deliveries: Int) {
+        messagesInFlightMetric.record(messages)
+        deliveriesInFlightMetric.record(deliveries)
+    }
+
+    func snapshot(messagesInFlight: Int, deliveriesInFlight: Int) -> WorkerStatistics {
+        var s = WorkerStatistics()
+        s.consumed = consumedCount.load(ordering: .relaxed)
+        s.acked = ackedCount.load(ordering: .relaxed)
+        s.deadLettered = deadLetteredCount.load(ordering: .relaxed)
+        s.duplicatesDropped = duplicateCount.load(ordering: .relaxed)
+        s.noRecipients = noRecipientsCount.load(ordering: .relaxed)
+        s.requeued = requeuedCount.load(ordering: .relaxed)
+        s.delivered = deliveredCount.load(ordering: .relaxed)
+        s.skipped = skippedCount.load(ordering: .relaxed)
+        s.tokenDead = tokenDeadCount.load(ordering: .relaxed)
+        s.failed = failedCount.load(ordering: .relaxed)
+        s.retries = retryCount.load(ordering: .relaxed)
+        s.abandoned = abandonedCount.load(ordering: .relaxed)
+        s.connections = connectionCount.load(ordering: .relaxed)
+        s.messagesInFlight = messagesInFlight
+        s.deliveriesInFlight = deliveriesInFlight
+        s.latencySamples = latency.count
+        s.latencyP50 = latency.percentile(0.50)
+        s.latencyP99 = latency.percentile(0.99)
+        return s
+    }
+}

@@ -1,0 +1,222 @@
+import HeraldAMQP
+import HeraldCore
+import HeraldDelivery
+import HeraldStore
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Herald's worker: consumes the event queue and delivers every event to its recipients'
+/// devices through a ``HeraldDelivery/PushSender``, with nothing lost.
+///
+/// Guarantees (see `docs/architecture.md`):
+/// - a message is acknowledged only when every delivery it produced is terminal and recorded
+///   (at-least-once from the broker); a delivery recorded as sent is skipped when the message
+///   comes again (effectively-once to the device);
+/// - a user's deliveries go out one at a time, in the order their messages arrived, retries
+///   included; up to ``WorkerConfiguration/lanes`` users at once;
+/// - a message that cannot be decoded or rendered goes to the dead-letter queue with its reason
+///   before it is acknowledged.
+///
+/// Lifecycle: ``run()`` connects (retrying with backoff), declares the topology, consumes, and
+/// reconnects when the broker goes away (in-flight deliveries finish first, bounded by
+/// ``WorkerConfiguration/shutdownTimeout``; their acknowledgements are forgotten and the broker
+/// delivers the messages again). A graceful shutdown (swift-service-lifecycle, or ``stop()``)
+/// cancels the consumer, lets in-flight deliveries finish and acknowledges them within the
+/// shutdown timeout, gives up on the rest (the broker requeues them), closes the connection and
+/// shuts the sender down. Cancelling the task that runs ``run()`` does the same without waiting.
+///
+/// The store must be migrated; ``run()`` starts its change listener (caches). The caller owns
+/// the store (closes it after ``run()`` returns); the worker owns the sender from ``run()`` on.
+///
+/// Thread rules: `Sendable`; ``stop()`` and ``statistics`` may be called from any task. All
+/// blocking C work happens on the AMQP and PostgreSQL wrappers' own threads.
+public final class WorkerService: Service, Sendable {
+    public let configuration: WorkerConfiguration
+    private let store: Store
+    private let sender: any PushSender
+    private let logger: Logger
+    private let stopSignal = StopSignal()
+    private let metrics = WorkerMetrics()
+    private let tracker = MessageTracker()
+    private let consuming = Atomic<Bool>(false)
+    private let session = Atomic<UInt64>(0)
+
+    /// - Throws: ``WorkerError/Code/invalidConfiguration``.
+    public init(configuration: WorkerConfiguration, store: Store, sender: any PushSender, logger: Logger = Logger(label: "herald.worker")) throws(WorkerError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.store = store
+        self.sender = sender
+        self.logger = logger
+    }
+
+    /// Counters since the worker was created.
+    public var statistics: WorkerStatistics {
+        metrics.snapshot(messagesInFlight: tracker.messageCount, deliveriesInFlight: tracker.deliveryCount)
+    }
+
+    /// Whether a consumer is running right now (false while connecting or reconnecting).
+    public var isConsuming: Bool { consuming.load(ordering: .relaxed) }
+
+    /// Begins a graceful stop; ``run()`` returns once it is done. Idempotent.
+    public func stop() {
+        stopSignal.stop()
+    }
+
+    /// Runs until stopped (``stop()``, a graceful shutdown of the service group, or task
+    /// cancellation). Does not throw: broker and store failures are retried with backoff and
+    /// logged.
+    public func run() async throws {
+        store.start()
+        let retry = StoreRetry(stop: stopSignal, initialDelay: configuration.storeRetryInitialDelay, maxDelay: configuration.storeRetryMaxDelay, logger: logger)
+        let acknowledger = Acknowledger(metrics: metrics, logger: logger)
+        let scheduler = LaneScheduler(lanes: configuration.lanes)
+        let recorder = Batcher<DeliveryRecord>(
+            maxBatch: configuration.recordBatchSize, window: configuration.recordBatchWindow, maxConcurrent: configuration.recordConcurrency
+        ) { [store] records in
+            // Outcomes already sent must be written even during a graceful stop; only an abort gives up.
+            await retry.run("DeliveryJournal.record", giveUp: { $0.isAborted }) { () async throws(StoreError) in
+                try await store.journal.record(records)
+            } != nil
+        }
+        let executor = DeliveryExecutor(
+            sender: sender, builder: configuration.payloadBuilder, policy: configuration.retryPolicy, scheduler: scheduler, tracker: tracker,
+            recorder: recorder, deadTokens: DeadTokenRegistry(capacity: configuration.deadTokenMemory), acknowledger: acknowledger,
+            metrics: metrics, stop: stopSignal, logger: logger
+        )
+        let intake = MessageIntake(
+            configuration: configuration, store: store, tracker: tracker, scheduler: scheduler,
+            deadLetters: DeadLetterPublisher(
+                topology: configuration.topology, store: store, retry: retry, metrics: metrics, stop: stopSignal, logger: logger,
+                backoffInitial: configuration.reconnectInitialDelay, backoffMax: configuration.reconnectMaxDelay
+            ),
+            acknowledger: acknowledger, audience: BroadcastAudience(devices: store.devices, ttl: configuration.broadcastAudienceTTL),
+            metrics: metrics, retry: retry, logger: logger
+        )
+
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withDiscardingTaskGroup { group in
+                    group.addTask {
+                        await withDiscardingTaskGroup { deliveries in
+                            for await release in scheduler.releases {
+                                deliveries.addTask { await executor.execute(release) }
+                            }
+                        }
+                    }
+                    await connectionLoop(intake: intake)
+                    scheduler.finish()
+                    if tracker.deliveryCount > 0 {
+                        logger.notice("Stopping with deliveries not done; their messages will be delivered again", metadata: [
+                            LogKey.count: "\(tracker.deliveryCount)", "herald.running": "\(metrics.running)",
+                        ])
+                    }
+                    stopSignal.abort()
+                    group.cancelAll()
+                }
+            } onGracefulShutdown: {
+                self.stop()
+            }
+        } onCancel: {
+            stopSignal.abort()
+        }
+        await sender.shutdown()
+        let final = statistics
+        logger.info("Worker stopped", metadata: ["herald.statistics": "\(final)"])
+    }
+
+    // MARK: Connections
+
+    /// Connects, consumes and reconnects until stopping; returns after the last connection closed.
+    private func connectionLoop(intake: MessageIntake) async {
+        var backoff = Backoff(initial: configuration.reconnectInitialDelay, maximum: configuration.reconnectMaxDelay)
+        while !stopSignal.isStopping {
+            let connection: AMQPConnection
+            let consumer: AMQPConsumer
+            do {
+                connection = try await AMQPConnection.connect(configuration.amqp, logger: logger)
+                do {
+                    if configuration.declareTopology {
+                        for warning in try await connection.declare(configuration.topology) {
+                            logger.warning("Broker object exists with other settings; using it as it is", metadata: [LogKey.error: "\(warning)"])
+                        }
+                    }
+                    consumer = try await connection.consume(queue: configuration.topology.queue, prefetch: configuration.prefetch)
+                } catch {
+                    await connection.close()
+                    throw error
+                }
+            } catch {
+                let delay = backoff.next()
+                logger.warning("Cannot consume from the broker; retrying", metadata: [
+                    LogKey.error: "\(error)", LogKey.retryIn: "\(delay)", "herald.amqp": "\(configuration.amqp.redactedURL)",
+                ])
+                _ = await stopSignal.sleep(for: delay)
+                continue
+            }
+            backoff.reset()
+            metrics.connected()
+            logger.info("Consuming", metadata: [LogKey.queue: "\(configuration.topology.queue)", "herald.prefetch": "\(configuration.prefetch)", "herald.lanes": "\(configuration.lanes)"])
+            let id = session.add(1, ordering: .relaxed).newValue
+            consuming.store(true, ordering: .relaxed)
+            let lost = await consume(consumer, connection: connection, session: id, intake: intake)
+            consuming.store(false, ordering: .relaxed)
+
+            // Deliveries running finish (their records are written) before the connection is
+            // closed or replaced; bounded by the shutdown timeout. Deliveries still waiting in a
+            // lane stay tracked: after a reconnect, the redelivered message joins them; when
+            // stopping, they are given up.
+            await waitForRunningDeliveries()
+            if let lost {
+                let requeued = tracker.forgetSession(id)
+                metrics.requeued(requeued)
+                logger.warning("Broker connection lost; reconnecting", metadata: [LogKey.error: "\(lost)", "herald.requeued": "\(requeued)"])
+            }
+            await connection.close()
+        }
+    }
+
+    /// Runs one consumer until it ends; returns the error when the connection was lost, nil
+    /// when the worker is stopping.
+    private func consume(_ consumer: AMQPConsumer, connection: AMQPConnection, session: UInt64, intake: MessageIntake) async -> (any Error)? {
+        let inbox = DeliveryInbox()
+        let token = stopSignal.onStop { inbox.close() }
+        defer { stopSignal.remove(token) }
+        return await withDiscardingTaskGroup { group in
+            group.addTask { [tracker, metrics] in
+                do {
+                    for try await delivery in consumer {
+                        metrics.consumed()
+                        let message = MessageTracker.Message(delivery: delivery, connection: connection, session: session)
+                        inbox.put(DeliveryInbox.Item(id: tracker.register(message), message: message))
+                    }
+                    inbox.end(error: nil)
+                } catch {
+                    inbox.end(error: error)
+                }
+            }
+            while let chunk = await inbox.take(max: configuration.maxChunk) {
+                await intake.process(chunk)
+                metrics.inFlight(messages: tracker.messageCount, deliveries: tracker.deliveryCount)
+            }
+            if let error = inbox.endError { return error }
+            // Stopping: no more deliveries (those already sent to us stay unsettled and return
+            // to the queue when the connection closes); the consumer sequence then ends.
+            do {
+                try await consumer.cancel()
+            } catch {
+                return error
+            }
+            return nil
+        }
+    }
+
+    /// Waits until no delivery is running, at most the shutdown timeout (less if aborted).
+    private func waitForRunningDeliveries() async {
+        let deadline = ContinuousClock.now + configuration.shutdownTimeout
+        while metrics.running > 0, ContinuousClock.now < deadline, !stopSignal.isAborted, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import HeraldStore
+import Logging
+
+/// Runs a store call until it succeeds, backing off between failures, or until `giveUp` says
+/// to stop (the worker is stopping or aborting). A transient failure (the database restarting)
+/// is logged as a warning, any other as an error; both are retried, because a message whose
+/// deliveries cannot be looked up or recorded must not be acknowledged, and dropping it would
+/// lose it.
+struct StoreRetry: Sendable {
+    let stop: StopSignal
+    let initialDelay: Duration
+    let maxDelay: Duration
+    let logger: Logger
+
+    /// The call's value, or nil when it gave up.
+    func run<T>(
+        _ operation: String, giveUp: @escaping (StopSignal) -> Bool = { $0.isStopping },
+        _ body: () async throws(StoreError) -> T
+    ) async -> T? {
+        var backoff = Backoff(initial: initialDelay, maximum: maxDelay)
+        while true {
+            if giveUp(stop) { return nil }
+            do {
+                return try await body()
+            } catch {
+                let delay = backoff.next()
+                let metadata: Logger.Metadata = [LogKey.error: "\(error)", LogKey.retryIn: "\(delay)", "herald.operation": "\(operation)"]
+                if error.isTransient {
+                    logger.warning("Store call failed; retrying", metadata: metadata)
+                } else {
+                    logger.error("Store call failed with a non-transient error; retrying", metadata: metadata)
+                }
+                guard await stop.sleep(for: delay, until: giveUp) else { return nil }
+            }
+        }
+    }
+}

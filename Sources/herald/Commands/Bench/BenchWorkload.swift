@@ -1,0 +1,89 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+
+/// The benchmark's devices and events: `users` users with one device each (iOS and Android
+/// alternating, ru-RU), all in the run's own zone; the first `broadcastDevices` also in the
+/// run's branch. Events are a mix of single-user, three-user and broadcast events (the
+/// broadcast filtered to the run's zone and branch, so that it reaches `broadcastDevices`
+/// devices whatever else the database holds). Bodies are seed 000 XML, unique by timestamp.
+struct BenchWorkload: Sendable {
+    let runID: String
+    let users: Int
+    let broadcastDevices: Int
+    let eventId: String
+    /// Percent of events that are three-user and broadcast events (the rest are single-user).
+    let multiUserPercent = 15
+    let broadcastPercent = 5
+
+    var zone: String { "bench-\(runID)" }
+    var branch: String { "bench-\(runID)-b" }
+
+    func userId(_ n: Int) -> String { "bench-\(runID)-u\(n)" }
+
+    var registrations: [DeviceRegistration] {
+        (0..<users).map { n in
+            let ios = n % 2 == 0
+            let token = ios ? String(format: "%064x", n) : "bench-\(runID)-fcm-\(n)"
+            return DeviceRegistration(
+                deviceId: "bench-\(runID)-d\(n)", platform: ios ? .ios : .android, token: token, culture: "ru-RU", userId: userId(n),
+                zoneId: zone, branchId: n < broadcastDevices ? branch : nil
+            )
+        }
+    }
+
+    /// Deliveries the event `index` makes.
+    func deliveries(_ index: Int) -> Int {
+        switch kind(index) {
+        case .single: 1
+        case .multi: 3
+        case .broadcast: broadcastDevices
+        }
+    }
+
+    enum Kind { case single, multi, broadcast }
+
+    func kind(_ index: Int) -> Kind {
+        let bucket = index % 100
+        if bucket < broadcastPercent { return .broadcast }
+        if bucket < broadcastPercent + multiUserPercent { return .multi }
+        return .single
+    }
+
+    /// The body of event `index` of a run (`salt` keeps bodies of different runs apart).
+    func body(_ index: Int, salt: Int) -> Data {
+        var rng = SplitMix(seed: UInt64(index &* 7919 &+ salt))
+        var filters = ""
+        switch kind(index) {
+        case .single:
+            filters = #"<Filter name="UserId" value="\#(userId(Int(rng.next() % UInt64(users))))" />"#
+        case .multi:
+            for _ in 0..<3 { filters += #"<Filter name="UserId" value="\#(userId(Int(rng.next() % UInt64(users))))" />"# }
+        case .broadcast:
+            filters = #"<Filter name="UserId" value="0" /><Filter name="BranchId" value="\#(branch)" />"#
+        }
+        filters += #"<Filter name="CultureId" value="ru-RU" /><Filter name="ZoneId" value="\#(zone)" />"#
+        let fraction = String(format: "%07d", (index * 13 + salt) % 10_000_000)
+        let seconds = String(format: "%02d", index / 10_000_000 % 60)
+        return Data("""
+            <PushNotification><EventId>\(eventId)</EventId><EventType>Message</EventType>\
+            <EventDateTime>2015-04-30T17:32:\(seconds).\(fraction)+03:00</EventDateTime>\
+            <EventFilters>\(filters)</EventFilters>\
+            <EventParams><EventParam name="amount" value="\(index % 1000).00" /><EventParam name="currency" value="RUB" /><EventParam name="n" value="\(index)" /></EventParams>\
+            </PushNotification>
+            """.utf8)
+    }
+
+    /// A tiny deterministic generator, so that a run can be repeated exactly.
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+}

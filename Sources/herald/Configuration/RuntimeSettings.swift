@@ -1,0 +1,104 @@
+import HeraldAMQP
+import HeraldCore
+import HeraldStore
+import HeraldWorker
+import Logging
+
+/// Builds the libraries' configuration structs from ``Settings``: the one place where the broker,
+/// database and worker keys are read, so that every command (worker, drain, publish, dlq, bench…)
+/// reads them the same way. Every getter throws ``ConfigurationError`` naming the key.
+enum RuntimeSettings {
+    static func logger(_ label: String, settings: Settings) -> Logger {
+        var logger = Logger(label: label)
+        logger.logLevel = Logger.Level(rawValue: settings.string(.logLevel, default: "info").lowercased()) ?? .info
+        return logger
+    }
+
+    static func amqp(_ settings: Settings, connectionName: String) throws -> AMQPConfiguration {
+        let url = try settings.require(.amqpURL)
+        var configuration: AMQPConfiguration
+        do {
+            configuration = try AMQPConfiguration(url: url)
+        } catch {
+            throw ConfigurationError(.invalidValue, key: SettingKey.amqpURL.dotted, source: settings.lookup(.amqpURL)?.source, reason: error.message)
+        }
+        configuration.heartbeat = try settings.duration(.amqpHeartbeat, default: .seconds(30))
+        if configuration.connectionName == nil { configuration.connectionName = connectionName }
+        return configuration
+    }
+
+    static func topology(_ settings: Settings) throws -> HeraldTopology {
+        let queue = settings.string(.amqpQueue, default: HeraldTopology.defaultQueue)
+        return HeraldTopology(
+            exchange: settings.string(.amqpExchange, default: HeraldTopology.defaultExchange),
+            queue: queue,
+            routingKey: settings.string(.amqpRoutingKey),
+            queueType: try queueType(settings)
+        )
+    }
+
+    /// `amqp.queue_type`: classic or quorum.
+    static func queueType(_ settings: Settings) throws -> AMQPQueueType {
+        guard let (raw, source) = settings.lookup(.amqpQueueType) else { return .classic }
+        switch raw.lowercased() {
+        case "classic": return .classic
+        case "quorum": return .quorum
+        default: throw ConfigurationError(.invalidValue, key: SettingKey.amqpQueueType.dotted, source: source, reason: "'\(raw)' is not one of classic, quorum")
+        }
+    }
+
+    static func store(_ settings: Settings) throws -> StoreConfiguration {
+        let url = try settings.require(.databaseURL)
+        let poolSize = try settings.int(.databasePoolSize, default: 4, range: 1...200)
+        var configuration: StoreConfiguration
+        do {
+            configuration = try StoreConfiguration(databaseURL: url, poolSize: poolSize)
+        } catch {
+            throw ConfigurationError(.invalidValue, key: SettingKey.databaseURL.dotted, source: settings.lookup(.databaseURL)?.source, reason: error.description)
+        }
+        configuration.dedupeRetention = try settings.duration(.workerDedupeRetention, default: .seconds(86_400))
+        configuration.defaultCulture = settings.string(.templatesDefaultCulture, default: "ru-RU")
+        return configuration
+    }
+
+    static func worker(_ settings: Settings) throws -> WorkerConfiguration {
+        var configuration = WorkerConfiguration(amqp: try amqp(settings, connectionName: "herald worker"), topology: try topology(settings))
+        configuration.prefetch = UInt16(try settings.int(.amqpPrefetch, default: 300, range: 1...65_535))
+        configuration.lanes = try settings.int(.workerThreads, default: 64, range: 1...100_000)
+        configuration.shutdownTimeout = try settings.duration(.workerShutdownTimeout, default: .seconds(30))
+        configuration.retryPolicy.maxAttempts = try settings.int(.workerMaxAttempts, default: 8, range: 1...1_000)
+        configuration.retryPolicy.maxDelay = try settings.duration(.workerMaxRetryDelay, default: .seconds(300))
+        configuration.payloadBuilder = PayloadBuilder(profile: try settings.choice(.workerPayloadProfile, default: PayloadProfile.legacy))
+        configuration.broadcastAudienceTTL = try settings.duration(.workerBroadcastCache, default: .seconds(2))
+        return configuration
+    }
+}
+
+extension RuntimeSettings {
+    /// Opens the store of `settings`, runs `body`, closes it. Store errors are printed and turned
+    /// into exit status 1 by the caller.
+    static func withStore<T>(_ settings: Settings, logger: Logger, _ body: (Store) async throws -> T) async throws -> T {
+        let store = try Store(configuration: try store(settings), logger: logger)
+        do {
+            let result = try await body(store)
+            await store.close()
+            return result
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
+    /// Connects to the broker of `settings`, runs `body`, closes the connection.
+    static func withBroker<T>(_ settings: Settings, logger: Logger, name: String, _ body: (AMQPConnection) async throws -> T) async throws -> T {
+        let connection = try await AMQPConnection.connect(try amqp(settings, connectionName: name), logger: logger)
+        do {
+            let result = try await body(connection)
+            await connection.close()
+            return result
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import HeraldAMQP
+import HeraldCore
+import HeraldDelivery
+import HeraldPostgres
+import HeraldStore
+import HeraldTesting
+import HeraldWorker
+import Synchronization
+import Testing
+
+/// A `PushSender` for tests: records every delivery it accepts (key, user, device, token,
+/// payload, time) and can be told how to treat a token: refuse it for good, fail it a number of
+/// times first, fail it permanently, or answer slowly.
+final class RecordingSender: PushSender {
+    struct Sent: Sendable {
+        let key: DeliveryKey
+        let userId: String
+        let deviceId: String
+        let token: String
+        let platform: Platform
+        let eventId: String
+        let position: Int64
+        let body: [UInt8]
+        let time: ContinuousClock.Instant
+
+        /// The payload as JSON.
+        var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]) ?? [:] }
+    }
+
+    enum Script: Sendable {
+        case tokenDead
+        case failFirst(Int, retryAfter: Duration?)
+        case permanentFailure
+    }
+
+    private struct State {
+        var sent: [Sent] = []
+        var attempts: [String: Int] = [:]
+        var scripts: [String: Script] = [:]
+    }
+
+    private let state = Mutex(State())
+    /// Every send waits this long first (a slow provider).
+    let delay: Duration
+
+    init(delay: Duration = .zero) {
+        self.delay = delay
+    }
+
+    func script(_ script: Script?, token: String) {
+        state.withLock { $0.scripts[token] = script }
+    }
+
+    var sent: [Sent] { state.withLock { $0.sent } }
+    var count: Int { state.withLock { $0.sent.count } }
+
+    func attempts(token: String) -> Int { state.withLock { $0.attempts[token] ?? 0 } }
+
+    func send(_ delivery: PushDelivery) async -> DeliveryOutcome {
+        if delay > .zero { try? await Task.sleep(for: delay) }
+        return state.withLock { state in
+            let token = delivery.target.token
+            state.attempts[token, default: 0] += 1
+            switch state.scripts[token] {
+            case .tokenDead:
+                return .tokenDead(reason: "Unregistered")
+            case .failFirst(let n, let after) where state.attempts[token]! <= n:
+                return .retryAfter(after, reason: "ServiceUnavailable")
+            case .permanentFailure:
+                return .permanentFailure(reason: "BadTopic")
+            default:
+                state.sent.append(Sent(
+                    key: delivery.deliveryKey, userId: delivery.userId, deviceId: delivery.deviceId, token: token, platform: delivery.platform,
+                    eventId: delivery.eventId, position: delivery.position, body: delivery.payload.body, time: .now
+                ))
+                return .sent
+            }
+        }
+    }
+}
