@@ -1,3 +1,5 @@
+import Foundation
+
 extension TestDatabase {
     /// The database as a URL, for a `herald` child process (`HERALD_DATABASE_URL`): the test
     /// server's URL with this database's name.
