@@ -102,14 +102,15 @@ postgres_start() {
 listen_addresses = '127.0.0.1'
 port = $HERALD_PG_PORT
 unix_socket_directories = '$PG_DIR'
-max_connections = 200
 fsync = ${HERALD_PG_FSYNC:-off}
 synchronous_commit = ${HERALD_PG_SYNCHRONOUS_COMMIT:-off}
 full_page_writes = off
 CONF
         fi
         log "starting PostgreSQL on 127.0.0.1:$HERALD_PG_PORT (data in $PG_DIR)"
-        pg_run "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w start >/dev/null \
+        # The test suite runs its suites in parallel, each with its own pools and child processes.
+        pg_run "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w \
+            -o "-c max_connections=${HERALD_PG_MAX_CONNECTIONS:-1000}" start >/dev/null \
             || die "PostgreSQL did not start; see $PG_DIR/postgres.log"
     fi
     local db

@@ -146,7 +146,7 @@ func trustingConfiguration(_ fixture: TLSFixture, _ adjust: (inout HTTPClientCon
 }
 
 /// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: Duration = .seconds(20), _ condition: () -> Bool) async -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now.advanced(by: timeout)
     while clock.now < deadline {
