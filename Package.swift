@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(
             name: "HeraldAPITests",
             dependencies: [
-                "HeraldAPI", "HeraldStore", "HeraldTesting", "herald",
+                "HeraldAPI", "HeraldStore", "HeraldAMQP", "HeraldPostgres", "HeraldTesting", "herald",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -11,7 +11,7 @@ struct Herald: AsyncParsableCommand {
         subcommands: [
             WorkerCommand.self, DrainCommand.self, PublishCommand.self, DeadLetterCommand.self, MigrateCommand.self, TemplatesCommand.self,
             DevicesCommand.self, BenchCommand.self, PreviewCommand.self, ConfigCommand.self, SandboxCommand.self,
-            APICommand.self,
+            APICommand.self, ServeCommand.self,
         ]
     )
 }

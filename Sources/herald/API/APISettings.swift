@@ -113,14 +113,4 @@ enum APISettings {
         )
         return try APIServer.makeApplication(configuration: configuration, dependencies: dependencies, onServerRunning: onServerRunning)
     }
-
-    /// The store configuration from `database.url`, `database.pool_size` and
-    /// `templates.default_culture`.
-    static func storeConfiguration(settings: Settings) throws -> StoreConfiguration {
-        var configuration = try StoreConfiguration(
-            databaseURL: try settings.require(.databaseURL), poolSize: try settings.int(.databasePoolSize, default: 4, range: 1...256)
-        )
-        configuration.defaultCulture = settings.string(.templatesDefaultCulture, default: configuration.defaultCulture)
-        return configuration
-    }
 }

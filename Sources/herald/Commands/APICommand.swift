@@ -29,12 +29,11 @@ struct APICommand: AsyncParsableCommand {
     func run() async throws {
         var settings = try global.settings()
         settings.set(.apiListen, flag: listen)
-        var logger = Logger(label: "herald.api")
-        logger.logLevel = Logger.Level(rawValue: settings.string(.logLevel, default: "info").lowercased()) ?? .info
+        let logger = RuntimeSettings.logger("herald.api", settings: settings)
 
         let metrics = PrometheusMetrics.render
         _ = PrometheusMetrics.registry
-        let store = try Store(configuration: try APISettings.storeConfiguration(settings: settings), logger: logger)
+        let store = try Store(configuration: try RuntimeSettings.store(settings), logger: logger)
         do {
             try await store.checkHealth()
         } catch {

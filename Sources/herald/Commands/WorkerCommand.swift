@@ -25,28 +25,13 @@ struct WorkerCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var connection: ConnectionOptions
-
-    @Option(help: "Lanes: users with a delivery in flight at once (worker.threads, default 64).")
-    var threads: Int?
-
-    @Option(help: "Unacknowledged messages held at once (amqp.prefetch, default 300).")
-    var prefetch: Int?
-
-    @Option(help: "Where payloads go: log, null or providers (worker.sender, default log).")
-    var sender: String?
-
-    @Option(help: "File the log sender appends to (worker.log_sender_file, default standard output).")
-    var logSenderFile: String?
-
+    @OptionGroup var options: WorkerOptions
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         var settings = try global.settings()
         connection.apply(to: &settings)
-        settings.set(.workerThreads, flag: threads.map(String.init))
-        settings.set(.amqpPrefetch, flag: prefetch.map(String.init))
-        settings.set(.workerSender, flag: sender)
-        settings.set(.workerLogSenderFile, flag: logSenderFile)
+        options.apply(to: &settings)
         let logger = RuntimeSettings.logger("herald.worker", settings: settings)
         try await Self.runWorker(settings: settings, logger: logger)
     }
@@ -73,6 +58,13 @@ struct WorkerCommand: AsyncParsableCommand {
     /// the command with exit status 78 (EX_CONFIG) before anything is consumed; an unreachable
     /// or unmigrated database with status 1.
     static func prepare(settings: Settings, logger: Logger, name: String) async throws -> (WorkerService, Store) {
+        let prepared = try await prepareWithSender(settings: settings, logger: logger, name: name)
+        return (prepared.worker, prepared.store)
+    }
+
+    /// ``prepare(settings:logger:name:)`` that also returns the worker's sender, for a caller
+    /// that sends through it too (`herald serve`'s resend route). The worker shuts it down.
+    static func prepareWithSender(settings: Settings, logger: Logger, name: String) async throws -> (worker: WorkerService, store: Store, sender: any PushSender) {
         let configuration: WorkerConfiguration
         let storeConfiguration: StoreConfiguration
         let sender: any PushSender
@@ -93,6 +85,7 @@ struct WorkerCommand: AsyncParsableCommand {
             await sender.shutdown()
             throw ExitCode(1)
         }
-        return (try WorkerService(configuration: configuration, store: store, sender: sender, logger: logger), store)
+        let worker = try WorkerService(configuration: configuration, store: store, sender: sender, logger: logger)
+        return (worker, store, sender)
     }
 }

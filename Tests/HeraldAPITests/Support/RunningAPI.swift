@@ -3,7 +3,7 @@ import HeraldTesting
 import HummingbirdTesting
 import Synchronization
 
-/// A `herald api` process started for a test: waits (bounded) for its "listening on" line to
+/// A `herald api` (or `herald serve`) process started for a test: waits (bounded) for its "listening on" line to
 /// learn the port it bound (`--listen 127.0.0.1:0`), and is stopped with SIGTERM (SIGKILL after
 /// 10 s) by ``stop()``, which returns its exit status.
 final class RunningAPI: Sendable {
@@ -20,10 +20,10 @@ final class RunningAPI: Sendable {
         func append(_ data: Data) { value.withLock { $0 += String(decoding: data, as: UTF8.self) } }
     }
 
-    static func start(environment: [String: String], timeout: Duration = .seconds(60)) async throws -> RunningAPI {
+    static func start(command: String = "api", environment: [String: String], timeout: Duration = .seconds(60)) async throws -> RunningAPI {
         let process = Process()
         process.executableURL = HeraldCLI.executable
-        process.arguments = ["api", "--listen", "127.0.0.1:0"]
+        process.arguments = [command, "--listen", "127.0.0.1:0"]
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("HERALD_") || $0.key.hasPrefix("HERALD_TEST_") }
         env.merge(environment) { $1 }
         process.environment = env
@@ -38,14 +38,14 @@ final class RunningAPI: Sendable {
         try process.run()
         var port: Int?
         do {
-            try await waitUntil("herald api listening", timeout: timeout) {
+            try await waitUntil("herald \(command) listening", timeout: timeout) {
                 let text = output.text
-                if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("herald api listening on ") }),
+                if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("herald \(command) listening on ") }),
                     let value = line.split(separator: ":").last.flatMap({ Int($0) }) {
                     port = value
                     return true
                 }
-                guard process.isRunning else { throw TestEnvironmentError("herald api exited (\(process.terminationStatus)): \(text)") }
+                guard process.isRunning else { throw TestEnvironmentError("herald \(command) exited (\(process.terminationStatus)): \(text)") }
                 return false
             }
         } catch {

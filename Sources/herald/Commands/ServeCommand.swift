@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import HeraldAPI
+import HeraldDelivery
+import HeraldStore
+import HeraldWorker
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `herald serve`: the REST API and the worker in one process, for installations that want one
+/// thing to run. They share the database pool, the sender (the resend route sends through the
+/// worker's providers) and `/metrics` (which then carries the worker's counters too).
+///
+/// SIGTERM/SIGINT stop the API first (no new resend requests), then the worker gracefully, as
+/// `herald worker` does.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the REST API and the worker in one process.",
+        discussion: """
+            Takes the keys of both herald api and herald worker (see herald config keys). \
+            /readyz reports the database and whether the worker is consuming. Prints \
+            "herald serve listening on HOST:PORT" once the API accepts connections. See \
+            docs/operations.md and docs/api.md.
+            """
+    )
+
+    @Option(name: .long, help: "Address to listen on, host:port (port 0 picks a free one). Overrides api.listen.")
+    var listen: String?
+
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: WorkerOptions
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        var settings = try global.settings()
+        connection.apply(to: &settings)
+        options.apply(to: &settings)
+        settings.set(.apiListen, flag: listen)
+        let logger = RuntimeSettings.logger("herald.serve", settings: settings)
+
+        // Bootstrap metrics before the worker creates its counters.
+        let metrics = PrometheusMetrics.render
+        _ = PrometheusMetrics.registry
+        let host: String
+        do {
+            host = try APISettings.listenAddress(settings: settings).0
+        } catch {
+            Console.error("herald serve: \(error)")
+            throw ExitCode(78)
+        }
+        let (worker, store, sender) = try await WorkerCommand.prepareWithSender(settings: settings, logger: logger, name: "herald serve")
+        let workerCheck: APIDependencies.ReadinessCheck = {
+            guard worker.isConsuming else { throw WorkerNotConsuming() }
+        }
+        do {
+            let application = try await APISettings.makeApplication(
+                settings: settings, store: store, readinessChecks: ["worker": workerCheck], resendHandler: SenderResendHandler(sender: sender),
+                metrics: metrics, logger: logger,
+                onServerRunning: { port in
+                    FileHandle.standardOutput.write(Data("herald serve listening on \(host):\(port)\n".utf8))
+                }
+            )
+            // Graceful shutdown runs in reverse order: the API first, then the worker.
+            var group = ServiceGroupConfiguration(services: [.init(service: worker), .init(service: application)], logger: logger)
+            group.gracefulShutdownSignals = [.sigterm, .sigint]
+            group.maximumGracefulShutdownDuration = worker.configuration.shutdownTimeout + .seconds(15)
+            try await ServiceGroup(configuration: group).run()
+        } catch {
+            logger.error("herald serve stopped with an error", metadata: ["herald.error": "\(error)"])
+            await sender.shutdown()
+            await store.close()
+            throw ExitCode(1)
+        }
+        await store.close()
+    }
+}
+
+/// `/readyz`'s answer while the worker connects or reconnects to the broker.
+struct WorkerNotConsuming: Error, CustomStringConvertible {
+    var description: String { "the worker is not consuming (connecting to the broker)" }
+}

@@ -1,0 +1,24 @@
+import ArgumentParser
+
+/// The worker's tuning flags, shared by `herald worker` and `herald serve`. Each is also a
+/// configuration key and an environment variable (`worker.threads` / `HERALD_WORKER_THREADS`…).
+struct WorkerOptions: ParsableArguments {
+    @Option(help: "Lanes: users with a delivery in flight at once (worker.threads, default 64).")
+    var threads: Int?
+
+    @Option(help: "Unacknowledged messages held at once (amqp.prefetch, default 300).")
+    var prefetch: Int?
+
+    @Option(help: "Where payloads go: log, null or providers (worker.sender, default log).")
+    var sender: String?
+
+    @Option(help: "File the log sender appends to (worker.log_sender_file, default standard output).")
+    var logSenderFile: String?
+
+    func apply(to settings: inout Settings) {
+        settings.set(.workerThreads, flag: threads.map(String.init))
+        settings.set(.amqpPrefetch, flag: prefetch.map(String.init))
+        settings.set(.workerSender, flag: sender)
+        settings.set(.workerLogSenderFile, flag: logSenderFile)
+    }
+}
