@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStore
 import Hummingbird
 import Logging
 
@@ -53,6 +54,24 @@ public enum APIServer {
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: dependencies.logger
+        )
+    }
+
+    /// Only `/healthz`, `/readyz` and `/metrics`, for a process without the REST API
+    /// (`herald worker` with `worker.metrics_listen`): the same semantics as the API's, so one
+    /// probe and one scrape configuration fit every Herald process.
+    public static func makeOperationsApplication(
+        host: String, port: Int, store: Store, readinessChecks: [String: APIDependencies.ReadinessCheck],
+        metrics: @escaping @Sendable () -> [UInt8], logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let router = Router(context: APIRequestContext.self)
+        router.add(middleware: APIErrorMiddleware())
+        HealthRoutes(store: store, checks: readinessChecks, metrics: metrics).register(on: router)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: port), serverName: "herald"),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
+            logger: logger
         )
     }
 }

@@ -42,11 +42,11 @@ enum APISettings {
         return configuration
     }
 
-    /// `api.listen`: `host:port` (`[v6]:port` for IPv6).
-    static func listenAddress(settings: Settings) throws -> (String, Int) {
-        let raw = settings.string(.apiListen, default: "127.0.0.1:8080")
+    /// `api.listen` (or another address key): `host:port` (`[v6]:port` for IPv6).
+    static func listenAddress(settings: Settings, key: SettingKey = .apiListen, default fallback: String = "127.0.0.1:8080") throws -> (String, Int) {
+        let raw = settings.string(key, default: fallback)
         guard let colon = raw.lastIndex(of: ":"), let port = Int(raw[raw.index(after: colon)...]), (0...65535).contains(port) else {
-            throw ConfigurationError(.invalidValue, key: SettingKey.apiListen.dotted, source: settings.lookup(.apiListen)?.source, reason: "'\(raw)' is not host:port")
+            throw ConfigurationError(.invalidValue, key: key.dotted, source: settings.lookup(key)?.source, reason: "'\(raw)' is not host:port")
         }
         var host = String(raw[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }

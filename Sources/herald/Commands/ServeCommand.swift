@@ -76,8 +76,3 @@ struct ServeCommand: AsyncParsableCommand {
         await store.close()
     }
 }
-
-/// `/readyz`'s answer while the worker connects or reconnects to the broker.
-struct WorkerNotConsuming: Error, CustomStringConvertible {
-    var description: String { "the worker is not consuming (connecting to the broker)" }
-}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldAPI
 import HeraldDelivery
 import HeraldStore
 import HeraldWorker
@@ -37,10 +38,32 @@ struct WorkerCommand: AsyncParsableCommand {
     }
 
     /// Builds store, sender and worker from `settings` and runs the worker in a service group
-    /// that turns SIGTERM and SIGINT into a graceful shutdown.
+    /// that turns SIGTERM and SIGINT into a graceful shutdown; with `worker.metrics_listen`, next
+    /// to `/metrics`, `/healthz` and `/readyz` (ready while the worker consumes).
     static func runWorker(settings: Settings, logger: Logger) async throws {
+        var endpoint: (host: String, port: Int)?
+        if settings.string(.workerMetricsListen) != nil {
+            do {
+                endpoint = try APISettings.listenAddress(settings: settings, key: .workerMetricsListen)
+            } catch {
+                Console.error("herald worker: \(error)")
+                throw ExitCode(78)
+            }
+            _ = PrometheusMetrics.registry  // before the worker creates its counters
+        }
         let (worker, store) = try await prepare(settings: settings, logger: logger, name: "herald worker")
-        var group = ServiceGroupConfiguration(services: [.init(service: worker)], logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: worker)]
+        if let endpoint {
+            let consuming: APIDependencies.ReadinessCheck = {
+                guard worker.isConsuming else { throw WorkerNotConsuming() }
+            }
+            services.append(.init(service: APIServer.makeOperationsApplication(
+                host: endpoint.host, port: endpoint.port, store: store, readinessChecks: ["worker": consuming],
+                metrics: PrometheusMetrics.render, logger: logger,
+                onServerRunning: { port in logger.info("Serving /metrics, /healthz and /readyz", metadata: ["herald.listen": "\(endpoint.host):\(port)"]) }
+            )))
+        }
+        var group = ServiceGroupConfiguration(services: services, logger: logger)
         group.gracefulShutdownSignals = [.sigterm, .sigint]
         group.maximumGracefulShutdownDuration = worker.configuration.shutdownTimeout + .seconds(15)
         do {

@@ -1,0 +1,42 @@
+import Foundation
+import HeraldHTTP
+import HeraldTesting
+import Testing
+
+/// `herald worker` with `worker.metrics_listen`: the probes an orchestrator uses and the
+/// scrape Prometheus uses, on a worker process without the REST API.
+@Suite("Worker endpoint", .timeLimit(.minutes(2)))
+struct WorkerEndpointTests {
+    @Test func aWorkerServesMetricsHealthAndReadiness() async throws {
+        try await WorkerFixture.with { fixture in
+            let environment = WorkerProcessEnvironment.make(fixture, extra: [
+                "HERALD_WORKER_METRICS_LISTEN": "127.0.0.1:0", "HERALD_WORKER_SENDER": "null", "HERALD_LOG_LEVEL": "info",
+            ])
+            let worker = try HeraldProcess(["worker"], environment: environment, outputDirectory: WorkerProcessEnvironment.outputDirectory)
+            var port = 0
+            try await waitUntil("the worker's endpoint", timeout: .seconds(30)) {
+                guard worker.isRunning else { throw TestEnvironmentError("herald worker exited: \(worker.stderr)") }
+                let line = worker.stderr.split(separator: "\n").first { $0.contains("herald.listen=127.0.0.1:") }
+                port = line.flatMap { $0.split(separator: ":").last }.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+                return port > 0
+            }
+            let client = try HTTPClient()
+            let base = "http://127.0.0.1:\(port)"
+            #expect(try await client.execute(HTTPRequest(url: "\(base)/healthz")).status == 200)
+            try await waitUntil("the worker to consume", timeout: .seconds(30)) {
+                try await client.execute(HTTPRequest(url: "\(base)/readyz")).status == 200
+            }
+            #expect(try await client.execute(HTTPRequest(url: "\(base)/readyz")).bodyText.contains(#""worker":"ok""#))
+
+            try await fixture.publish(Data("not an event".utf8))
+            try await waitUntil("the dead letter to be counted", timeout: .seconds(30)) {
+                let metrics = try await client.execute(HTTPRequest(url: "\(base)/metrics")).bodyText
+                return metrics.contains("herald_messages_dead_lettered_total{code=\"undecodable\"} 1")
+            }
+            #expect(try await client.execute(HTTPRequest(url: "\(base)/v1/me/settings")).status == 404, "only the operations routes")
+            await client.shutdown()
+            worker.signal(SIGTERM)
+            #expect(await worker.waitForExit(timeout: .seconds(30)) == 0, "\(worker.stderr)")
+        }
+    }
+}
