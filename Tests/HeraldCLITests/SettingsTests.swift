@@ -1,3 +1,5 @@
+import Foundation
+import HeraldTesting
 import Testing
 @testable import herald
 
@@ -81,5 +83,29 @@ import Testing
         #expect(Set(names).count == names.count)
         #expect(SettingKey.amqpQueue.environmentName == "HERALD_AMQP_QUEUE")
         #expect(SettingKey.workerThreads.environmentName == "HERALD_WORKER_THREADS")
+    }
+}
+
+/// `log.format` and `log.level` as an operator sets them on a real command.
+@Suite struct LogFormatTests {
+    @Test func jsonLogLinesCarryLevelLabelMessageAndMetadata() throws {
+        let result = try HeraldCLI.run(["migrate", "--database-url", "postgres://postgres@127.0.0.1:1/none"], environment: [
+            "HERALD_LOG_FORMAT": "json", "HERALD_LOG_LEVEL": "debug",
+        ], timeout: .seconds(60))
+        #expect(result.status != 0)
+        let line = try #require(result.stderr.split(separator: "\n").first { $0.hasPrefix("{") })
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String])
+        #expect(object["label"] == "herald.migrate")
+        #expect(object["level"] == "warning")
+        #expect(object["message"]?.isEmpty == false)
+        #expect(object["error"]?.contains("port 1") == true)
+        #expect(object["ts"]?.hasSuffix("Z") == true)
+    }
+
+    @Test(arguments: [["HERALD_LOG_FORMAT": "xml"], ["HERALD_LOG_LEVEL": "loud"]])
+    func unknownFormatsAndLevelsAreRefused(_ environment: [String: String]) throws {
+        let result = try HeraldCLI.run(["config", "show"], environment: environment, timeout: .seconds(30))
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("is not one of"))
     }
 }

@@ -8,6 +8,7 @@ import Logging
 /// database and worker keys are read, so that every command (worker, drain, publish, dlq, bench…)
 /// reads them the same way. Every getter throws ``ConfigurationError`` naming the key.
 enum RuntimeSettings {
+    /// A logger at `log.level` (checked by ``GlobalOptions/settings()``).
     static func logger(_ label: String, settings: Settings) -> Logger {
         var logger = Logger(label: label)
         logger.logLevel = Logger.Level(rawValue: settings.string(.logLevel, default: "info").lowercased()) ?? .info

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 
 /// Options every command takes: where the configuration file is and how loud the log is.
 struct GlobalOptions: ParsableArguments {
@@ -14,6 +15,18 @@ struct GlobalOptions: ParsableArguments {
         let path = config ?? ProcessInfo.processInfo.environment["HERALD_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
         var settings = try Settings(filePath: path)
         settings.set(.logLevel, flag: logLevel)
+        _ = try settings.choice(.logLevel, default: Logger.Level.info)
+        if try settings.choice(.logFormat, default: LogFormat.text) == .json {
+            LogFormat.bootstrapJSON
+        }
         return settings
     }
+}
+
+/// `log.format`: swift-log's default text lines, or ``JSONLogHandler``'s JSON lines.
+enum LogFormat: String, CaseIterable {
+    case text, json
+
+    /// swift-log allows one bootstrap per process.
+    static let bootstrapJSON: Void = LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
 }
