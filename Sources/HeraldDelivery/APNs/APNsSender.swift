@@ -77,15 +77,7 @@ public actor APNsSender: PushSender {
     public func send(_ delivery: PushDelivery) async -> DeliveryOutcome {
         let outcome = await perform(delivery)
         counters.count(outcome.kind)
-        if outcome != .sent {
-            logger.debug(
-                "APNs did not accept a notification",
-                metadata: [
-                    "herald.delivery_key": "\(delivery.deliveryKey)", "herald.token": "\(TokenRedaction.short(delivery.target.token))",
-                    "herald.outcome": "\(outcome)",
-                ]
-            )
-        }
+        if outcome != .sent { logger.debugRefusal("APNs did not accept a notification", delivery: delivery, outcome: outcome) }
         return outcome
     }
 

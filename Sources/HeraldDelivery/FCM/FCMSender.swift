@@ -65,15 +65,7 @@ public actor FCMSender: PushSender {
     public func send(_ delivery: PushDelivery) async -> DeliveryOutcome {
         let outcome = await perform(delivery)
         counters.count(outcome.kind)
-        if outcome != .sent {
-            logger.debug(
-                "FCM did not accept a message",
-                metadata: [
-                    "herald.delivery_key": "\(delivery.deliveryKey)", "herald.token": "\(TokenRedaction.short(delivery.target.token))",
-                    "herald.outcome": "\(outcome)",
-                ]
-            )
-        }
+        if outcome != .sent { logger.debugRefusal("FCM did not accept a message", delivery: delivery, outcome: outcome) }
         return outcome
     }
 

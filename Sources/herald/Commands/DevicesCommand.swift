@@ -25,14 +25,13 @@ struct DevicesCommand: AsyncParsableCommand {
         @Argument(help: "The file to import ('-' reads standard input).")
         var file: String
 
-        @Option(help: "PostgreSQL URL (database.url, HERALD_DATABASE_URL).")
-        var databaseURL: String?
+        @OptionGroup var database: DatabaseOptions
 
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             var settings = try global.settings()
-            settings.set(.databaseURL, flag: databaseURL)
+            database.apply(to: &settings)
             let logger = RuntimeSettings.logger("herald.devices", settings: settings)
             let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: file)
             guard let data else {
@@ -64,14 +63,13 @@ struct DevicesCommand: AsyncParsableCommand {
         @Option(help: "Most devices to show.")
         var limit: Int = 100
 
-        @Option(help: "PostgreSQL URL (database.url, HERALD_DATABASE_URL).")
-        var databaseURL: String?
+        @OptionGroup var database: DatabaseOptions
 
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             var settings = try global.settings()
-            settings.set(.databaseURL, flag: databaseURL)
+            database.apply(to: &settings)
             let logger = RuntimeSettings.logger("herald.devices", settings: settings)
             let devices: [Device]
             do {

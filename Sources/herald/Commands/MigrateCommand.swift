@@ -6,14 +6,13 @@ import HeraldStore
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Create or update the database schema.")
 
-    @Option(help: "PostgreSQL URL (database.url, HERALD_DATABASE_URL).")
-    var databaseURL: String?
+    @OptionGroup var database: DatabaseOptions
 
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         var settings = try global.settings()
-        settings.set(.databaseURL, flag: databaseURL)
+        database.apply(to: &settings)
         let logger = RuntimeSettings.logger("herald.migrate", settings: settings)
         do {
             let applied = try await RuntimeSettings.withStore(settings, logger: logger) { store in try await store.migrate() }

@@ -20,14 +20,13 @@ struct TemplatesCommand: AsyncParsableCommand {
         @Argument(help: "Folder with the template files.")
         var directory: String
 
-        @Option(help: "PostgreSQL URL (database.url, HERALD_DATABASE_URL).")
-        var databaseURL: String?
+        @OptionGroup var database: DatabaseOptions
 
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
             var settings = try global.settings()
-            settings.set(.databaseURL, flag: databaseURL)
+            database.apply(to: &settings)
             let logger = RuntimeSettings.logger("herald.templates", settings: settings)
             let catalog: TemplateCatalog
             do {

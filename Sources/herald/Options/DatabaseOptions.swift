@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `--database-url` for the commands that only need the database (migrate, templates, devices).
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "PostgreSQL URL (database.url, HERALD_DATABASE_URL).")
+    var databaseURL: String?
+
+    func apply(to settings: inout Settings) {
+        settings.set(.databaseURL, flag: databaseURL)
+    }
+}
