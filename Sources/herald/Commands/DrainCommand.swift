@@ -13,7 +13,9 @@ struct DrainCommand: AsyncParsableCommand {
         discussion: """
             Runs the same pipeline as herald worker (same configuration keys), plus a monitor of \
             the queue depth and of the deliveries in flight. On a terminal the progress is one \
-            updating line; otherwise a line every 5 seconds.
+            updating line; otherwise a line every 5 seconds. With partitions (worker.partitions) the \
+            drain waits for the main queue and every partition queue; stop the other workers \
+            first, or it may own none of the partitions and only watch ready-message counts.
             """
     )
 
@@ -22,6 +24,9 @@ struct DrainCommand: AsyncParsableCommand {
 
     @Option(help: "Lanes: users with a delivery in flight at once (worker.threads).")
     var threads: Int?
+
+    @Option(help: "Partition queues (worker.partitions); the same K as the workers.")
+    var partitions: Int?
 
     @Option(help: "Where payloads go: log, null or providers (worker.sender).")
     var sender: String?
@@ -39,6 +44,7 @@ struct DrainCommand: AsyncParsableCommand {
         settings.set(.workerThreads, flag: threads.map(String.init))
         settings.set(.workerSender, flag: sender)
         settings.set(.workerLogSenderFile, flag: logSenderFile)
+        settings.set(.workerPartitions, flag: partitions.map(String.init))
         let logger = RuntimeSettings.logger("herald.drain", settings: settings)
         let (worker, store) = try await WorkerCommand.prepare(settings: settings, logger: logger, name: "herald drain")
         let terminal = Console.isTerminal

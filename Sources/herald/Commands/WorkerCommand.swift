@@ -20,7 +20,9 @@ struct WorkerCommand: AsyncParsableCommand {
             worker.threads / HERALD_WORKER_THREADS, --queue is amqp.queue / HERALD_AMQP_QUEUE; \
             the broker and database come from HERALD_AMQP_URL and HERALD_DATABASE_URL. The sender \
             is chosen by worker.sender (log, null, providers); provider credentials are checked \
-            before anything is consumed. See docs/operations.md.
+            before anything is consumed. With --partitions K (worker.partitions) every process \
+            keeps each user's order across processes (an ingest stage and K partition queues; \
+            every process must use the same K). See docs/operations.md.
             """
     )
 
@@ -31,6 +33,9 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @Option(help: "Unacknowledged messages held at once (amqp.prefetch, default 300).")
     var prefetch: Int?
+
+    @Option(help: "Partition queues keeping each user's order across worker processes; 0 = off (worker.partitions, default 0; the same in every process).")
+    var partitions: Int?
 
     @Option(help: "Where payloads go: log, null or providers (worker.sender, default log).")
     var sender: String?
@@ -47,6 +52,7 @@ struct WorkerCommand: AsyncParsableCommand {
         settings.set(.amqpPrefetch, flag: prefetch.map(String.init))
         settings.set(.workerSender, flag: sender)
         settings.set(.workerLogSenderFile, flag: logSenderFile)
+        settings.set(.workerPartitions, flag: partitions.map(String.init))
         let logger = RuntimeSettings.logger("herald.worker", settings: settings)
         try await Self.runWorker(settings: settings, logger: logger)
     }
