@@ -58,6 +58,11 @@ public struct WorkerConfiguration: Sendable {
     /// With partitions: how often a process that does not hold the ingest tries to take it (the
     /// holder went away), jittered ±20 %.
     public var ingestRetryInterval: Duration
+    /// With partitions: the pause between two claims of a free partition queue (one without a
+    /// consumer) when a process (re)connects, so that processes starting together, or
+    /// reconnecting together after a broker restart, interleave their claims and share the
+    /// partitions. A process alone owns every partition after (K − 1) × this.
+    public var partitionClaimSpacing: Duration
 
     public init(amqp: AMQPConfiguration, topology: HeraldTopology = HeraldTopology()) {
         self.amqp = amqp
@@ -82,6 +87,7 @@ public struct WorkerConfiguration: Sendable {
         self.deadTokenMemory = 100_000
         self.partitions = 0
         self.ingestRetryInterval = .seconds(2)
+        self.partitionClaimSpacing = .milliseconds(100)
     }
 
     /// The partition queues when ``partitions`` > 0.
@@ -102,5 +108,6 @@ public struct WorkerConfiguration: Sendable {
             throw fail("partitions (worker.partitions) must be 0 (off) to \(PartitionLayout.maximumCount)")
         }
         guard ingestRetryInterval > .zero else { throw fail("the ingest retry interval must be positive") }
+        guard partitionClaimSpacing >= .zero else { throw fail("durations must not be negative") }
     }
 }

@@ -221,19 +221,37 @@ public final class WorkerService: Service, Sendable {
         let partition: Int?
     }
 
-    /// Declares the partitioned layout (when declaring) and consumes every partition queue,
-    /// starting at a random one so that processes started together tend to become the active
-    /// consumer of different partitions.
+    /// Declares the partitioned layout (when declaring) and consumes every partition queue.
+    ///
+    /// Single active consumer gives a queue to the process that registered first, so the claims
+    /// are spread: starting at a random partition, a queue that has no consumer yet is claimed,
+    /// then the process pauses ``WorkerConfiguration/partitionClaimSpacing`` before the next free
+    /// one, letting other processes starting (or reconnecting) at the same time claim theirs;
+    /// queues that already have a consumer are joined last, standing by.
     private func consumePartitions(_ layout: PartitionLayout, on connection: AMQPConnection) async throws(AMQPError) -> [Source] {
         if configuration.declareTopology {
             try await PartitionTopology.declare(layout, on: connection, logger: logger)
         }
         let first = Int.random(in: 0..<layout.count)
         var sources: [Source] = []
+        var taken: [Int] = []
         for step in 0..<layout.count {
             let partition = (first + step) % layout.count
+            if !sources.isEmpty, configuration.partitionClaimSpacing > .zero {
+                _ = await stopSignal.sleep(for: configuration.partitionClaimSpacing)
+            }
+            guard try await connection.queueState(layout.queueName(partition)).consumerCount == 0 else {
+                taken.append(partition)
+                continue
+            }
             sources.append(Source(consumer: try await connection.consume(queue: layout.queueName(partition), prefetch: configuration.prefetch), partition: partition))
         }
+        for partition in taken {
+            sources.append(Source(consumer: try await connection.consume(queue: layout.queueName(partition), prefetch: configuration.prefetch), partition: partition))
+        }
+        logger.info("Consuming partitions", metadata: [
+            "herald.partitions_claimed": "\(sources.count - taken.count)", "herald.partitions_standing_by": "\(taken.count)",
+        ])
         return sources
     }
 
