@@ -48,6 +48,21 @@ public struct WorkerConfiguration: Sendable {
     /// Devices whose token the provider refused are remembered in memory (besides the store)
     /// up to this many, so that deliveries already selected for them are not sent.
     public var deadTokenMemory: Int
+    /// `worker.partitions`, K: 0 (the default) consumes ``HeraldTopology/queue`` directly, as a
+    /// single process always did. K > 0 keeps each user's order across many worker processes:
+    /// every process runs the ingest (an exclusive consumer of the main queue, one process at a
+    /// time, that copies each event to the partition queues of its users) and consumes the K
+    /// partition queues (single active consumer each). See ``PartitionLayout``. Every process of
+    /// an installation must use the same K.
+    public var partitions: Int
+    /// With partitions: how often a process that does not hold the ingest tries to take it (the
+    /// holder went away), jittered ±20 %.
+    public var ingestRetryInterval: Duration
+    /// With partitions: the pause between two claims of a free partition queue (one without a
+    /// consumer) when a process (re)connects, so that processes starting together, or
+    /// reconnecting together after a broker restart, interleave their claims and share the
+    /// partitions. A process alone owns every partition after (K − 1) × this.
+    public var partitionClaimSpacing: Duration
 
     public init(amqp: AMQPConfiguration, topology: HeraldTopology = HeraldTopology()) {
         self.amqp = amqp
@@ -70,6 +85,14 @@ public struct WorkerConfiguration: Sendable {
         self.storeRetryMaxDelay = .seconds(5)
         self.broadcastAudienceTTL = .seconds(2)
         self.deadTokenMemory = 100_000
+        self.partitions = 0
+        self.ingestRetryInterval = .seconds(2)
+        self.partitionClaimSpacing = .milliseconds(100)
+    }
+
+    /// The partition queues when ``partitions`` > 0.
+    public var partitionLayout: PartitionLayout? {
+        partitions > 0 ? PartitionLayout(topology: topology, count: partitions) : nil
     }
 
     /// - Throws: ``WorkerError/Code/invalidConfiguration`` naming the field.
@@ -81,5 +104,10 @@ public struct WorkerConfiguration: Sendable {
         guard shutdownTimeout >= .zero, recordBatchWindow >= .zero, broadcastAudienceTTL >= .zero else { throw fail("durations must not be negative") }
         guard reconnectInitialDelay > .zero, storeRetryInitialDelay > .zero else { throw fail("backoff delays must be positive") }
         guard !topology.queue.isEmpty else { throw fail("the queue name must not be empty") }
+        guard (0...PartitionLayout.maximumCount).contains(partitions) else {
+            throw fail("partitions (worker.partitions) must be 0 (off) to \(PartitionLayout.maximumCount)")
+        }
+        guard ingestRetryInterval > .zero else { throw fail("the ingest retry interval must be positive") }
+        guard partitionClaimSpacing >= .zero else { throw fail("durations must not be negative") }
     }
 }

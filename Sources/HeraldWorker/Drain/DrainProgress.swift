@@ -1,7 +1,7 @@
 /// Where a drain stands: reported on every poll, and as the final summary.
 public struct DrainProgress: Sendable, Hashable {
-    /// Messages ready in the queue (not counting those held by the worker); nil when the broker
-    /// could not be asked.
+    /// Messages ready in the queue (not counting those held by the worker; with partitions, the
+    /// main queue and every partition queue together); nil when the broker could not be asked.
     public var queueDepth: Int?
     /// The worker's counters (consumed, delivered, dead-lettered, in flight…).
     public var statistics: WorkerStatistics

@@ -10,6 +10,13 @@ import Logging
 /// a consuming worker and nothing in flight (two, so that a message on its way from the broker
 /// to the worker is not missed). Producers should be stopped first, or the queue may never stay
 /// empty.
+///
+/// With partitions (``WorkerConfiguration/partitions`` > 0) the depth is the sum of the main
+/// queue and every partition queue, and the drain's worker takes the ingest and the partitions
+/// only where no other process holds them. If other workers still run, it may own none of them
+/// and then only watches: a passive declare counts *ready* messages, not those another process
+/// holds unacknowledged, so stop the other workers first for a drain that proves everything was
+/// delivered (it then owns everything once their connections are gone).
 public enum QueueDrain {
     /// Runs `worker` (which must not be running yet) until the queue is drained or `timeout`
     /// passes, calling `progress` after every poll. Returns the final progress; its
@@ -19,7 +26,7 @@ public enum QueueDrain {
         progress: @escaping @Sendable (DrainProgress) -> Void = { _ in }
     ) async -> DrainProgress {
         let started = ContinuousClock.now
-        let queue = worker.configuration.topology.queue
+        let queues = [worker.configuration.topology.queue] + (worker.configuration.partitionLayout?.queueNames ?? [])
         return await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
@@ -38,7 +45,9 @@ public enum QueueDrain {
                     if monitor == nil || monitor?.isOpen == false {
                         monitor = try await AMQPConnection.connect(worker.configuration.amqp, logger: logger)
                     }
-                    depth = Int(try await monitor!.queueState(queue).messageCount)
+                    var total = 0
+                    for queue in queues { total += Int(try await monitor!.queueState(queue).messageCount) }
+                    depth = total
                 } catch {
                     logger.debug("Queue depth unknown", metadata: [LogKey.error: "\(error)"])
                 }

@@ -29,11 +29,14 @@ final class BroadcastAudience: Sendable {
             self.byZone = byZone
         }
 
-        /// The subscriptions that can match `event`'s branch and zone filters.
+        /// The subscriptions that can match `event`'s branch and zone filters, in an order that
+        /// depends only on the snapshot and the event (branches and zones sorted, not in `Set`
+        /// order, which differs between processes): the partitions of a broadcast, each
+        /// selecting once per device from this list, must pick the same subscription of a device.
         func candidates(for event: Event) -> [Subscription] {
-            let branches = Set(event.filterValues(.branchId))
+            let branches = Set(event.filterValues(.branchId)).sorted()
             if !branches.isEmpty { return branches.flatMap { byBranch[$0] ?? [] } }
-            let zones = Set(event.filterValues(.zoneId))
+            let zones = Set(event.filterValues(.zoneId)).sorted()
             if !zones.isEmpty { return zones.flatMap { byZone[$0] ?? [] } }
             return all
         }

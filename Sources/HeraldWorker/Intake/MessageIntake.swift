@@ -21,6 +21,10 @@ import Logging
 ///    the device position), in doubt, or already done (skipped);
 /// 7. enqueue the deliveries to claim in their users' lanes, in order.
 ///
+/// A partition copy (`worker.partitions` > 0) carries a ``PartitionSlice``: only its users'
+/// subscriptions are read and selected (for a broadcast, the devices whose selected subscription
+/// belongs to one of its users), and its `AvoidDublication` key names the partition.
+///
 /// Chunks are processed one after the other, so claims (and device positions) follow the order
 /// in which messages arrived, which is each user's order. A store call that fails is retried
 /// with backoff; when the worker stops meanwhile, the chunk is left unsettled (requeued).
@@ -51,6 +55,13 @@ struct MessageIntake: Sendable {
         var renders: [RenderKey: RenderedNotification] = [:]
 
         var needsEveryone: Bool { event.userIds.isEmpty || event.isBroadcast }
+        /// For a partition copy: the users it is for.
+        var slice: PartitionSlice? { item.message.slice }
+        /// The event's users this message delivers to (those of its partition, for a copy).
+        var users: [String] {
+            guard let slice else { return event.userIds }
+            return event.userIds.filter { slice.contains(user: $0) }
+        }
     }
 
     func process(_ chunk: [DeliveryInbox.Item]) async {
@@ -81,7 +92,7 @@ struct MessageIntake: Sendable {
 
         // 3: subscriptions for the whole chunk.
         var users = Set<String>()
-        for candidate in candidates where !candidate.needsEveryone { users.formUnion(candidate.event.userIds) }
+        for candidate in candidates where !candidate.needsEveryone { users.formUnion(candidate.users) }
         var byUser: [String: [Subscription]] = [:]
         if !users.isEmpty {
             guard let loaded = await retry.run("SubscriptionCache.subscriptions", { () async throws(StoreError) in
@@ -101,9 +112,16 @@ struct MessageIntake: Sendable {
         var ready: [Candidate] = []
         for var candidate in candidates {
             let event = candidate.event
-            let pool = candidate.needsEveryone ? everyone?.candidates(for: event) ?? [] : event.userIds.flatMap { byUser[$0] ?? [] }
+            let pool = candidate.needsEveryone ? everyone?.candidates(for: event) ?? [] : candidate.users.flatMap { byUser[$0] ?? [] }
             do {
                 candidate.recipients = try selector.select(event, tag: candidate.metadata.tag, from: pool)
+                if let slice = candidate.slice {
+                    // A broadcast is selected from every device (once per device, through the
+                    // first matching subscription) and then kept by the partition of that
+                    // subscription's user, which is also its ordering lane: each device once,
+                    // across all partitions.
+                    candidate.recipients.removeAll { !slice.contains(user: $0.subscription.userId) }
+                }
             } catch {
                 await deadLetter(candidate.item, .noAddressee, error.description, eventId: event.id, messageKey: candidate.messageKey)
                 continue
@@ -133,7 +151,7 @@ struct MessageIntake: Sendable {
         // 5: drop repeats of AvoidDublication messages.
         let deduped = ready.indices.filter { IncomingMessage.avoidsDuplication(ready[$0].item.message.delivery) }
         if !deduped.isEmpty {
-            let keys = deduped.map { ready[$0].messageKey }
+            let keys = deduped.map { ready[$0].slice?.dedupeKey(messageKey: ready[$0].messageKey) ?? ready[$0].messageKey }
             guard let firstSeen = await retry.run("DedupeRepository.firstSeen", { () async throws(StoreError) in try await store.dedupe.firstSeen(keys) })
             else { return }
             var repeats = Set<Int>()

@@ -30,6 +30,8 @@ final class WorkerMetrics: Sendable {
     private let connectionCount = Atomic<Int>(0)
     /// Deliveries being executed right now (released from their lane, not yet recorded).
     private let runningCount = Atomic<Int>(0)
+    private let ingestedCount = Atomic<Int>(0)
+    private let copiesCount = Atomic<Int>(0)
     let latency = LatencyHistogram()
 
     private let consumedMetric = Counter(label: "herald_messages_consumed_total")
@@ -44,6 +46,8 @@ final class WorkerMetrics: Sendable {
     private let abandonedMetric = Counter(label: "herald_deliveries_total", dimensions: [("outcome", "abandoned")])
     private let retryMetric = Counter(label: "herald_delivery_retries_total")
     private let connectionMetric = Counter(label: "herald_connections_total")
+    private let ingestedMetric = Counter(label: "herald_messages_ingested_total")
+    private let copiesMetric = Counter(label: "herald_partition_copies_total")
     private let deliveriesInFlightMetric = Gauge(label: "herald_deliveries_in_flight")
     private let messagesInFlightMetric = Gauge(label: "herald_messages_in_flight")
     private let latencyMetric = Timer(label: "herald_publish_to_sent_seconds", preferredDisplayUnit: .seconds)
@@ -60,6 +64,14 @@ final class WorkerMetrics: Sendable {
     func started() { runningCount.add(1, ordering: .relaxed) }
     func ended() { runningCount.subtract(1, ordering: .relaxed) }
     var running: Int { runningCount.load(ordering: .relaxed) }
+
+    /// The ingest republished a main-queue message as `copies` partition copies and acknowledged it.
+    func ingested(copies: Int) {
+        ingestedCount.add(1, ordering: .relaxed)
+        ingestedMetric.increment()
+        copiesCount.add(copies, ordering: .relaxed)
+        copiesMetric.increment(by: Int64(copies))
+    }
 
     func connected() { connectionCount.add(1, ordering: .relaxed); connectionMetric.increment() }
 
@@ -114,6 +126,8 @@ final class WorkerMetrics: Sendable {
         s.retries = retryCount.load(ordering: .relaxed)
         s.abandoned = abandonedCount.load(ordering: .relaxed)
         s.connections = connectionCount.load(ordering: .relaxed)
+        s.ingested = ingestedCount.load(ordering: .relaxed)
+        s.partitionCopies = copiesCount.load(ordering: .relaxed)
         s.messagesInFlight = messagesInFlight
         s.deliveriesInFlight = deliveriesInFlight
         s.latencySamples = latency.count

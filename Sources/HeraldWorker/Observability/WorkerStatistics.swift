@@ -29,7 +29,12 @@ public struct WorkerStatistics: Sendable, Hashable, CustomStringConvertible {
     public var abandoned = 0
     /// Connections (re)established.
     public var connections = 0
-    /// Messages received and not yet settled (acknowledged, dead-lettered or requeued).
+    /// With partitions: main-queue messages the ingest copied to the partition queues (then
+    /// acknowledged). Their copies count in ``consumed`` where they are delivered.
+    public var ingested = 0
+    /// With partitions: partition copies the ingest published (confirmed).
+    public var partitionCopies = 0
+    /// Messages received and not yet settled (the ingest's included) (acknowledged, dead-lettered or requeued).
     public var messagesInFlight = 0
     /// Deliveries started and not yet recorded.
     public var deliveriesInFlight = 0
@@ -41,8 +46,10 @@ public struct WorkerStatistics: Sendable, Hashable, CustomStringConvertible {
     public init() {}
 
     public var description: String {
-        "consumed \(consumed), acked \(acked), dead-lettered \(deadLettered), duplicates \(duplicatesDropped), "
+        var text = "consumed \(consumed), acked \(acked), dead-lettered \(deadLettered), duplicates \(duplicatesDropped), "
             + "no recipients \(noRecipients), delivered \(delivered), skipped \(skipped), token dead \(tokenDead), "
             + "failed \(failed), retries \(retries), in flight \(messagesInFlight) messages / \(deliveriesInFlight) deliveries"
+        if ingested > 0 || partitionCopies > 0 { text += ", ingested \(ingested) (\(partitionCopies) partition copies)" }
+        return text
     }
 }

@@ -26,6 +26,12 @@ import Synchronization
 /// shutdown timeout, gives up on the rest (the broker requeues them), closes the connection and
 /// shuts the sender down. Cancelling the task that runs ``run()`` does the same without waiting.
 ///
+/// With ``WorkerConfiguration/partitions`` > 0 the worker also runs the ingest stage
+/// (``isIngesting`` while it holds it) and consumes the partition queues instead of the main
+/// queue, so that many processes keep each user's order (see ``PartitionLayout``); a graceful
+/// stop then finishes and acknowledges in-flight deliveries before closing, without cancelling
+/// its consumers first, so that a standby process takes over after them.
+///
 /// The store must be migrated; ``run()`` starts its change listener (caches). The caller owns
 /// the store (closes it after ``run()`` returns); the worker owns the sender from ``run()`` on.
 ///
@@ -41,6 +47,9 @@ public final class WorkerService: Service, Sendable {
     private let tracker = MessageTracker()
     private let consuming = Atomic<Bool>(false)
     private let session = Atomic<UInt64>(0)
+    private let retry: StoreRetry
+    /// With partitions: the ingest stage this process runs beside its partition consumers.
+    private let ingest: PartitionIngest?
 
     /// - Throws: ``WorkerError/Code/invalidConfiguration``.
     public init(configuration: WorkerConfiguration, store: Store, sender: any PushSender, logger: Logger = Logger(label: "herald.worker")) throws(WorkerError) {
@@ -49,15 +58,34 @@ public final class WorkerService: Service, Sendable {
         self.store = store
         self.sender = sender
         self.logger = logger
+        self.retry = StoreRetry(
+            stop: stopSignal, initialDelay: configuration.storeRetryInitialDelay, maxDelay: configuration.storeRetryMaxDelay, logger: logger
+        )
+        self.ingest = configuration.partitionLayout.map { [stopSignal, metrics, retry] layout in
+            PartitionIngest(
+                configuration: configuration, layout: layout, store: store,
+                deadLetters: DeadLetterPublisher(
+                    topology: configuration.topology, store: store, retry: retry, metrics: metrics, stop: stopSignal, logger: logger,
+                    backoffInitial: configuration.reconnectInitialDelay, backoffMax: configuration.reconnectMaxDelay
+                ),
+                metrics: metrics, retry: retry, stop: stopSignal, logger: logger
+            )
+        }
     }
 
     /// Counters since the worker was created.
     public var statistics: WorkerStatistics {
-        metrics.snapshot(messagesInFlight: tracker.messageCount, deliveriesInFlight: tracker.deliveryCount)
+        metrics.snapshot(messagesInFlight: tracker.messageCount + (ingest?.heldMessages ?? 0), deliveriesInFlight: tracker.deliveryCount)
     }
 
-    /// Whether a consumer is running right now (false while connecting or reconnecting).
+    /// Whether a consumer is running right now (false while connecting or reconnecting). With
+    /// partitions: whether this process's consumers of the partition queues are registered
+    /// (each one active or standing by; the broker decides).
     public var isConsuming: Bool { consuming.load(ordering: .relaxed) }
+
+    /// With partitions: whether this process holds the ingest (the exclusive consumer of the
+    /// main queue) right now. Always false without partitions.
+    public var isIngesting: Bool { ingest?.isHolding ?? false }
 
     /// Begins a graceful stop; ``run()`` returns once it is done. Idempotent.
     public func stop() {
@@ -69,7 +97,7 @@ public final class WorkerService: Service, Sendable {
     /// logged.
     public func run() async throws {
         store.start()
-        let retry = StoreRetry(stop: stopSignal, initialDelay: configuration.storeRetryInitialDelay, maxDelay: configuration.storeRetryMaxDelay, logger: logger)
+        let retry = self.retry
         let acknowledger = Acknowledger(metrics: metrics, logger: logger)
         let scheduler = LaneScheduler(lanes: configuration.lanes)
         let recorder = Batcher<DeliveryRecord>(
@@ -98,6 +126,9 @@ public final class WorkerService: Service, Sendable {
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
                 await withDiscardingTaskGroup { group in
+                    if let ingest {
+                        group.addTask { await ingest.run() }
+                    }
                     group.addTask {
                         await withDiscardingTaskGroup { deliveries in
                             for await release in scheduler.releases {
@@ -133,16 +164,20 @@ public final class WorkerService: Service, Sendable {
         var backoff = Backoff(initial: configuration.reconnectInitialDelay, maximum: configuration.reconnectMaxDelay)
         while !stopSignal.isStopping {
             let connection: AMQPConnection
-            let consumer: AMQPConsumer
+            let consumers: [Source]
             do {
                 connection = try await AMQPConnection.connect(configuration.amqp, logger: logger)
                 do {
-                    if configuration.declareTopology {
-                        for warning in try await connection.declare(configuration.topology) {
-                            logger.warning("Broker object exists with other settings; using it as it is", metadata: [LogKey.error: "\(warning)"])
+                    if let layout = configuration.partitionLayout {
+                        consumers = try await consumePartitions(layout, on: connection)
+                    } else {
+                        if configuration.declareTopology {
+                            for warning in try await connection.declare(configuration.topology) {
+                                logger.warning("Broker object exists with other settings; using it as it is", metadata: [LogKey.error: "\(warning)"])
+                            }
                         }
+                        consumers = [Source(consumer: try await connection.consume(queue: configuration.topology.queue, prefetch: configuration.prefetch), partition: nil)]
                     }
-                    consumer = try await connection.consume(queue: configuration.topology.queue, prefetch: configuration.prefetch)
                 } catch {
                     await connection.close()
                     throw error
@@ -157,10 +192,13 @@ public final class WorkerService: Service, Sendable {
             }
             backoff.reset()
             metrics.connected()
-            logger.info("Consuming", metadata: [LogKey.queue: "\(configuration.topology.queue)", "herald.prefetch": "\(configuration.prefetch)", "herald.lanes": "\(configuration.lanes)"])
+            logger.info("Consuming", metadata: [
+                LogKey.queue: "\(configuration.topology.queue)", "herald.prefetch": "\(configuration.prefetch)", "herald.lanes": "\(configuration.lanes)",
+                "herald.partitions": "\(configuration.partitions)",
+            ])
             let id = session.add(1, ordering: .relaxed).newValue
             consuming.store(true, ordering: .relaxed)
-            let lost = await consume(consumer, connection: connection, session: id, intake: intake)
+            let lost = await consume(consumers, connection: connection, session: id, intake: intake)
             consuming.store(false, ordering: .relaxed)
 
             // Deliveries running finish (their records are written) before the connection is
@@ -177,34 +215,95 @@ public final class WorkerService: Service, Sendable {
         }
     }
 
-    /// Runs one consumer until it ends; returns the error when the connection was lost, nil
-    /// when the worker is stopping.
-    private func consume(_ consumer: AMQPConsumer, connection: AMQPConnection, session: UInt64, intake: MessageIntake) async -> (any Error)? {
+    /// A consumer and, for a partition queue, its partition.
+    private struct Source: Sendable {
+        let consumer: AMQPConsumer
+        let partition: Int?
+    }
+
+    /// Declares the partitioned layout (when declaring) and consumes every partition queue.
+    ///
+    /// Single active consumer gives a queue to the process that registered first, so the claims
+    /// are spread: starting at a random partition, a queue that has no consumer yet is claimed,
+    /// then the process pauses ``WorkerConfiguration/partitionClaimSpacing`` before the next free
+    /// one, letting other processes starting (or reconnecting) at the same time claim theirs;
+    /// queues that already have a consumer are joined last, standing by.
+    private func consumePartitions(_ layout: PartitionLayout, on connection: AMQPConnection) async throws(AMQPError) -> [Source] {
+        if configuration.declareTopology {
+            try await PartitionTopology.declare(layout, on: connection, logger: logger)
+        }
+        let first = Int.random(in: 0..<layout.count)
+        var sources: [Source] = []
+        var taken: [Int] = []
+        for step in 0..<layout.count {
+            let partition = (first + step) % layout.count
+            if !sources.isEmpty, configuration.partitionClaimSpacing > .zero {
+                _ = await stopSignal.sleep(for: configuration.partitionClaimSpacing)
+            }
+            guard try await connection.queueState(layout.queueName(partition)).consumerCount == 0 else {
+                taken.append(partition)
+                continue
+            }
+            sources.append(Source(consumer: try await connection.consume(queue: layout.queueName(partition), prefetch: configuration.prefetch), partition: partition))
+        }
+        for partition in taken {
+            sources.append(Source(consumer: try await connection.consume(queue: layout.queueName(partition), prefetch: configuration.prefetch), partition: partition))
+        }
+        logger.info("Consuming partitions", metadata: [
+            "herald.partitions_claimed": "\(sources.count - taken.count)", "herald.partitions_standing_by": "\(taken.count)",
+        ])
+        return sources
+    }
+
+    /// Runs the consumers of one connection until they end; returns the error when the
+    /// connection was lost, nil when the worker is stopping.
+    private func consume(_ sources: [Source], connection: AMQPConnection, session: UInt64, intake: MessageIntake) async -> (any Error)? {
         let inbox = DeliveryInbox()
         let token = stopSignal.onStop { inbox.close() }
         defer { stopSignal.remove(token) }
+        let layout = configuration.partitionLayout
         return await withDiscardingTaskGroup { group in
-            group.addTask { [tracker, metrics] in
-                do {
-                    for try await delivery in consumer {
-                        metrics.consumed()
-                        let message = MessageTracker.Message(delivery: delivery, connection: connection, session: session)
-                        inbox.put(DeliveryInbox.Item(id: tracker.register(message), message: message))
+            for source in sources {
+                group.addTask { [tracker, metrics] in
+                    do {
+                        for try await delivery in source.consumer {
+                            metrics.consumed()
+                            var message = MessageTracker.Message(delivery: delivery, connection: connection, session: session)
+                            if let partition = source.partition, let layout {
+                                message.slice = PartitionSlice.of(delivery, queuePartition: partition, layout: layout)
+                            }
+                            inbox.put(DeliveryInbox.Item(id: tracker.register(message), message: message))
+                        }
+                        inbox.end(error: nil)
+                    } catch {
+                        inbox.end(error: error)
                     }
-                    inbox.end(error: nil)
-                } catch {
-                    inbox.end(error: error)
                 }
             }
             while let chunk = await inbox.take(max: configuration.maxChunk) {
                 await intake.process(chunk)
                 metrics.inFlight(messages: tracker.messageCount, deliveries: tracker.deliveryCount)
             }
-            if let error = inbox.endError { return error }
+            if let error = inbox.endError {
+                // One consumer ended abnormally: end the others too (their channels close and
+                // the broker requeues what they held); the caller reconnects.
+                group.cancelAll()
+                return error
+            }
+            if layout != nil {
+                // Stopping, partitions: cancelling would let a standby process become the
+                // active consumer at once and deliver a user's next message while this one's is
+                // still in flight. Instead finish (and acknowledge) what runs while our channels
+                // are open, then close: the rest is requeued at its place and the standby takes
+                // over after us.
+                await waitForRunningDeliveries()
+                await connection.close()
+                return nil
+            }
             // Stopping: no more deliveries (those already sent to us stay unsettled and return
             // to the queue when the connection closes); the consumer sequence then ends.
             do {
-                try await consumer.cancel()
+                try await sources[0].consumer.cancel()
             } catch {
                 return error
             }

@@ -20,6 +20,8 @@ final class MessageTracker: Sendable {
         let connection: AMQPConnection
         /// The connection session it arrived on.
         let session: UInt64
+        /// For a partition copy (`worker.partitions` > 0): the users it is for; nil otherwise.
+        var slice: PartitionSlice? = nil
     }
 
     enum Attachment: Equatable {

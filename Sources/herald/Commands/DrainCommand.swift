@@ -13,32 +13,24 @@ struct DrainCommand: AsyncParsableCommand {
         discussion: """
             Runs the same pipeline as herald worker (same configuration keys), plus a monitor of \
             the queue depth and of the deliveries in flight. On a terminal the progress is one \
-            updating line; otherwise a line every 5 seconds.
+            updating line; otherwise a line every 5 seconds. With partitions (worker.partitions) the \
+            drain waits for the main queue and every partition queue; stop the other workers \
+            first, or it may own none of the partitions and only watch ready-message counts.
             """
     )
 
     @Option(help: "Give up after this long (e.g. 90s, 10m).")
     var timeout: String = "10m"
 
-    @Option(help: "Lanes: users with a delivery in flight at once (worker.threads).")
-    var threads: Int?
-
-    @Option(help: "Where payloads go: log, null or providers (worker.sender).")
-    var sender: String?
-
-    @Option(help: "File the log sender appends to (worker.log_sender_file).")
-    var logSenderFile: String?
-
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var options: WorkerOptions
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         guard let limit = Settings.parseDuration(timeout) else { throw ValidationError("--timeout '\(timeout)' is not a duration such as 90s or 10m") }
         var settings = try global.settings()
         connection.apply(to: &settings)
-        settings.set(.workerThreads, flag: threads.map(String.init))
-        settings.set(.workerSender, flag: sender)
-        settings.set(.workerLogSenderFile, flag: logSenderFile)
+        options.apply(to: &settings)
         let logger = RuntimeSettings.logger("herald.drain", settings: settings)
         let (worker, store) = try await WorkerCommand.prepare(settings: settings, logger: logger, name: "herald drain")
         let terminal = Console.isTerminal

@@ -21,7 +21,9 @@ struct WorkerCommand: AsyncParsableCommand {
             worker.threads / HERALD_WORKER_THREADS, --queue is amqp.queue / HERALD_AMQP_QUEUE; \
             the broker and database come from HERALD_AMQP_URL and HERALD_DATABASE_URL. The sender \
             is chosen by worker.sender (log, null, providers); provider credentials are checked \
-            before anything is consumed. See docs/operations.md.
+            before anything is consumed. With --partitions K (worker.partitions) every process \
+            keeps each user's order across processes (an ingest stage and K partition queues; \
+            every process must use the same K). See docs/operations.md.
             """
     )
 

@@ -71,6 +71,7 @@ enum RuntimeSettings {
         configuration.retryPolicy.maxDelay = try settings.duration(.workerMaxRetryDelay, default: .seconds(300))
         configuration.payloadBuilder = PayloadBuilder(profile: try settings.choice(.workerPayloadProfile, default: PayloadProfile.legacy))
         configuration.broadcastAudienceTTL = try settings.duration(.workerBroadcastCache, default: .seconds(2))
+        configuration.partitions = try settings.int(.workerPartitions, default: 0, range: 0...PartitionLayout.maximumCount)
         return configuration
     }
 }

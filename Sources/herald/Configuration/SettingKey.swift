@@ -47,6 +47,7 @@ extension SettingKey {
     static let workerMaxAttempts = SettingKey("worker", "max_attempts", help: "Attempts per delivery before it is recorded as failed (default 8).")
     static let workerMaxRetryDelay = SettingKey("worker", "max_retry_delay", help: "Longest wait between two attempts (default 5m).")
     static let workerPayloadProfile = SettingKey("worker", "payload_profile", help: "Payload shapes: legacy (seed 000) or modern (default legacy).")
+    static let workerPartitions = SettingKey("worker", "partitions", help: "Partition queues that keep each user's order across worker processes; 0 = off (default 0). Every process of an installation must use the same value.")
     static let workerBroadcastCache = SettingKey("worker", "broadcast_cache", help: "How long the device list of a broadcast is reused (default 2s; 0 reads it every time).")
     static let workerMetricsListen = SettingKey("worker", "metrics_listen", help: "host:port where herald worker serves /metrics, /healthz and /readyz (default: none).")
 
@@ -104,7 +105,7 @@ extension SettingKey {
         .amqpURL, .amqpQueue, .amqpExchange, .amqpRoutingKey, .amqpQueueType, .amqpPrefetch, .amqpHeartbeat,
         .databaseURL, .databasePoolSize,
         .workerThreads, .workerSender, .workerLogSenderFile, .workerShutdownTimeout, .workerDedupeRetention,
-        .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache, .workerMetricsListen,
+        .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache, .workerMetricsListen, .workerPartitions,
         .templatesDefaultCulture,
         .apnsKeyPath, .apnsKeyID, .apnsTeamID, .apnsTopic, .apnsEnvironment, .apnsURL, .apnsCertPath,
         .apnsCertKeyPath, .apnsCertPassword, .apnsCAPath,

@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// The worker's tuning flags, shared by `herald worker` and `herald serve`. Each is also a
+/// The worker's tuning flags, shared by `herald worker`, `herald serve` and `herald drain`. Each is also a
 /// configuration key and an environment variable (`worker.threads` / `HERALD_WORKER_THREADS`…).
 struct WorkerOptions: ParsableArguments {
     @Option(help: "Lanes: users with a delivery in flight at once (worker.threads, default 64).")
@@ -8,6 +8,9 @@ struct WorkerOptions: ParsableArguments {
 
     @Option(help: "Unacknowledged messages held at once (amqp.prefetch, default 300).")
     var prefetch: Int?
+
+    @Option(help: "Partition queues keeping each user's order across worker processes; 0 = off (worker.partitions, default 0; the same K in every process).")
+    var partitions: Int?
 
     @Option(help: "Where payloads go: log, null or providers (worker.sender, default log).")
     var sender: String?
@@ -20,5 +23,6 @@ struct WorkerOptions: ParsableArguments {
         settings.set(.amqpPrefetch, flag: prefetch.map(String.init))
         settings.set(.workerSender, flag: sender)
         settings.set(.workerLogSenderFile, flag: logSenderFile)
+        settings.set(.workerPartitions, flag: partitions.map(String.init))
     }
 }

@@ -38,6 +38,25 @@ final class RecordingSender: PushSender {
         var sent: [Sent] = []
         var attempts: [String: Int] = [:]
         var scripts: [String: Script] = [:]
+        var closedSources: Set<String> = []
+    }
+
+    /// This sender as seen by one worker of several (`name`): ``close(source:)`` makes that
+    /// worker's sends fail from the instant it is called, as if its process had died, while a
+    /// send recorded before stays visible to ``reconcile(_:)``.
+    struct Source: PushSender {
+        let sender: RecordingSender
+        let name: String
+
+        func send(_ delivery: PushDelivery) async -> DeliveryOutcome { await sender.send(delivery, source: name) }
+        func reconcile(_ deliveryKey: DeliveryKey) async -> ReconcileAnswer { await sender.reconcile(deliveryKey) }
+    }
+
+    func source(_ name: String) -> Source { Source(sender: self, name: name) }
+
+    /// Sends from worker `name` fail from now on.
+    func close(source name: String) {
+        state.withLock { _ = $0.closedSources.insert(name) }
     }
 
     private let state = Mutex(State())
@@ -57,9 +76,20 @@ final class RecordingSender: PushSender {
 
     func attempts(token: String) -> Int { state.withLock { $0.attempts[token] ?? 0 } }
 
+    /// Delivered when this sender recorded the key (two workers sharing one sender stand for
+    /// one provider that remembers what it accepted, as the log sender's file does).
+    func reconcile(_ deliveryKey: DeliveryKey) async -> ReconcileAnswer {
+        state.withLock { state in state.sent.contains { $0.key == deliveryKey } } ? .delivered : .notDelivered
+    }
+
     func send(_ delivery: PushDelivery) async -> DeliveryOutcome {
+        await send(delivery, source: nil)
+    }
+
+    func send(_ delivery: PushDelivery, source: String?) async -> DeliveryOutcome {
         if delay > .zero { try? await Task.sleep(for: delay) }
         return state.withLock { state in
+            if let source, state.closedSources.contains(source) { return .retryAfter(nil, reason: "the process is gone") }
             let token = delivery.target.token
             state.attempts[token, default: 0] += 1
             switch state.scripts[token] {

@@ -1,0 +1,261 @@
+import Foundation
+import HeraldAMQP
+import HeraldCore
+import HeraldDelivery
+import HeraldPostgres
+import HeraldStore
+import HeraldTesting
+import HeraldWorker
+import Testing
+
+/// Partitioned ingest (`worker.partitions` = 4) with two worker pipelines on one queue: per-user
+/// order across processes, every delivery key exactly once, ownership of the ingest and of the
+/// partitions moving when a worker stops or dies, broadcasts reaching each device once, and bad
+/// messages dead-lettered once.
+@Suite("Partitions", .timeLimit(.minutes(3)))
+struct PartitionTests {
+    static let partitions = 4
+
+    /// Two workers started together on 2,000 events for 100 users, interleaved: both carry
+    /// partitions, one ingests.
+    @Test func twoWorkersKeepEachUsersOrderAndDeliverEveryKeyOnce() async throws {
+        try await Self.withPartitionedFixture { fixture in
+            let (users, events) = (100, 2_000)
+            try await fixture.store.devices.importDevices((0..<users).map {
+                TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android)
+            })
+            let sender = RecordingSender()
+            let owners = (0..<events).map { _ in Int.random(in: 0..<users) }
+            let (first, second) = try Self.workers(fixture, sender: sender)
+            try await Self.running([first, second]) {
+                try await waitUntil("both workers consume", timeout: .seconds(20)) { first.isConsuming && second.isConsuming }
+                try await waitUntil("one worker holds the ingest", timeout: .seconds(20)) { first.isIngesting || second.isIngesting }
+                #expect(!(first.isIngesting && second.isIngesting), "one ingest at a time")
+                try await fixture.publish(owners.enumerated().map { index, user in
+                    TestEvents.xml(users: ["u\(user)"], parameters: ["\(index)", "RUB"], sequence: index)
+                })
+                try await waitUntil("\(events) deliveries", timeout: .seconds(90)) { sender.count >= events }
+                try await Self.waitUntilSettled(fixture, [first, second])
+            }
+            try Self.expectOrderedExactlyOnce(sender.sent, events: events, users: Set(owners).count)
+            let (a, b) = (first.statistics, second.statistics)
+            #expect(a.ingested + b.ingested == events, "every event ingested once: \(a.ingested) + \(b.ingested)")
+            #expect(a.consumed + b.consumed == events, "one copy per event (one user each)")
+            // Started together, the two claim free partitions in turn (claim spacing 400 ms):
+            // both carry some.
+            #expect(a.consumed > 0 && b.consumed > 0, "both workers carried partitions: \(a.consumed) and \(b.consumed) copies")
+        }
+    }
+
+    /// The worker holding the ingest is killed (its task cancelled: nothing more is settled, its
+    /// connections close) in the middle of the run: the other takes over the ingest and its
+    /// partitions; every key at least once, none twice, each user's order kept.
+    @Test func killingTheIngestHolderMidRunHandsEverythingToTheOther() async throws {
+        try await Self.withPartitionedFixture { fixture in
+            let (users, events) = (100, 2_000)
+            try await fixture.store.devices.importDevices((0..<users).map {
+                TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android)
+            })
+            // A slow provider, so that the kill finds deliveries in flight.
+            let sender = RecordingSender(delay: .milliseconds(2))
+            let (first, second) = try Self.workers(fixture, sender: sender)
+            let firstTask = Task { try await first.run() }
+            try await waitUntil("the first worker ingests", timeout: .seconds(20)) { first.isIngesting && first.isConsuming }
+            let secondTask = Task { try await second.run() }
+            do {
+                try await waitUntil("the second worker stands by", timeout: .seconds(20)) { second.isConsuming }
+                #expect(!second.isIngesting)
+                try await fixture.publish((0..<events).map { TestEvents.xml(users: ["u\($0 % users)"], parameters: ["\($0)"], sequence: $0) })
+                try await waitUntil("a few hundred deliveries", timeout: .seconds(60)) { sender.count >= 300 }
+                // The process dies: from this instant nothing it sends arrives, then its
+                // connections go (without a graceful stop).
+                sender.close(source: "first")
+                firstTask.cancel()
+                try await WorkerFixture.join(firstTask)
+                let atKill = sender.count
+                #expect(atKill < events, "killed mid-run")
+                try await waitUntil("the second worker takes the ingest", timeout: .seconds(20)) { second.isIngesting }
+                try await waitUntil("every delivery", timeout: .seconds(90)) { Set(sender.sent.map(\.key)).count >= events }
+                try await Self.waitUntilSettled(fixture, [second])
+                #expect(second.statistics.consumed > 0, "the second worker delivered partitions the first owned")
+                second.stop()
+                try await WorkerFixture.join(secondTask)
+            } catch {
+                firstTask.cancel()
+                second.stop()
+                try? await WorkerFixture.join(firstTask)
+                try? await WorkerFixture.join(secondTask)
+                throw error
+            }
+            try Self.expectOrderedExactlyOnce(sender.sent, events: events, users: users)
+            #expect(try await fixture.depth(fixture.topology.deadLetterQueue) == 0)
+        }
+    }
+
+    /// A graceful stop of the worker owning everything moves the ingest and every partition to
+    /// the standby, with order and exactly-once kept.
+    @Test func aGracefulStopHandsTheIngestAndPartitionsOver() async throws {
+        try await Self.withPartitionedFixture { fixture in
+            let (users, events) = (50, 600)
+            try await fixture.store.devices.importDevices((0..<users).map { TestEvents.device("d\($0)", user: "u\($0)") })
+            let sender = RecordingSender(delay: .milliseconds(2))
+            let (first, second) = try Self.workers(fixture, sender: sender)
+            let firstTask = Task { try await first.run() }
+            try await waitUntil("the first worker ingests", timeout: .seconds(20)) { first.isIngesting && first.isConsuming }
+            let secondTask = Task { try await second.run() }
+            do {
+                try await waitUntil("the second worker stands by", timeout: .seconds(20)) { second.isConsuming }
+                try await fixture.publish((0..<events).map { TestEvents.xml(users: ["u\($0 % users)"], parameters: ["\($0)"], sequence: $0) })
+                try await waitUntil("some deliveries", timeout: .seconds(60)) { sender.count >= 100 }
+                first.stop()
+                try await WorkerFixture.join(firstTask)
+                try await waitUntil("the second worker takes the ingest", timeout: .seconds(20)) { second.isIngesting }
+                try await waitUntil("every delivery", timeout: .seconds(60)) { sender.count >= events }
+                try await Self.waitUntilSettled(fixture, [second])
+                #expect(first.statistics.consumed > 0 && second.statistics.consumed > 0, "both carried partitions")
+                second.stop()
+                try await WorkerFixture.join(secondTask)
+            } catch {
+                first.stop()
+                second.stop()
+                try? await WorkerFixture.join(firstTask)
+                try? await WorkerFixture.join(secondTask)
+                throw error
+            }
+            try Self.expectOrderedExactlyOnce(sender.sent, events: events, users: users)
+        }
+    }
+
+    /// A broadcast (News, UserId 0, zone filter) reaches every matching device exactly once,
+    /// although it is copied to every partition and one device is subscribed for users of
+    /// different partitions; an undecodable message is dead-lettered once, by the ingest.
+    @Test func aBroadcastReachesEveryMatchingDeviceOnceAndBadMessagesAreDeadLetteredOnce() async throws {
+        try await Self.withPartitionedFixture { fixture in
+            var devices = (0..<40).map { TestEvents.device("d\($0)", user: "u\($0)", zone: $0 % 4 == 3 ? "other" : "w1") }
+            // One device, three users in three partitions (u1 → 3, u2 → 2, u3 → 1).
+            devices += ["u1", "u2", "u3"].map { TestEvents.device("shared", user: $0, zone: "w1") }
+            try await fixture.store.devices.importDevices(devices)
+            let expected = Set((0..<40).filter { $0 % 4 != 3 }.map { "d\($0)" } + ["shared"])
+            let sender = RecordingSender()
+            let (first, second) = try Self.workers(fixture, sender: sender)
+            try await Self.running([first, second]) {
+                try await waitUntil("both workers consume", timeout: .seconds(20)) { first.isConsuming && second.isConsuming }
+                let broadcast = Data("""
+                    <PushNotification><EventId>TransferIssued</EventId><EventType>News</EventType>\
+                    <EventDateTime>2015-04-30T17:32:00.0000001+03:00</EventDateTime><EventFilters>\
+                    <Filter name="UserId" value="0" /><Filter name="ZoneId" value="w1" /></EventFilters>\
+                    <EventParams><EventParam name="a" value="1" /><EventParam name="b" value="RUB" /></EventParams></PushNotification>
+                    """.utf8)
+                try await fixture.publish(broadcast, headers: ["AvoidDublication": true])
+                try await fixture.publish(Data("<PushNotification><EventId>TransferIssued</EventId>".utf8))
+                try await waitUntil("the broadcast and the dead letter", timeout: .seconds(30)) {
+                    guard sender.count >= expected.count else { return false }
+                    return (try? await fixture.depth(fixture.topology.deadLetterQueue)) == 1
+                }
+                try await Self.waitUntilSettled(fixture, [first, second])
+            }
+            let reached = sender.sent.map(\.deviceId)
+            #expect(Set(reached) == expected)
+            #expect(reached.count == expected.count, "each device once: \(reached.sorted())")
+            #expect(sender.sent.allSatisfy { $0.userId == "0" })
+            #expect(first.statistics.partitionCopies + second.statistics.partitionCopies == Self.partitions)
+            #expect(first.statistics.duplicatesDropped + second.statistics.duplicatesDropped == 0, "AvoidDublication keys name the partition")
+            #expect(first.statistics.deadLettered + second.statistics.deadLettered == 1)
+            let letters = try await DeadLetterQueue(connection: fixture.amqp, topology: fixture.topology, store: fixture.store).list(limit: 10)
+            #expect(letters.map(\.code) == ["undecodable"])
+        }
+    }
+
+    /// `herald drain --partitions 4` alone: the main queue and every partition queue emptied,
+    /// everything delivered, exit 0.
+    @Test func drainWithPartitionsEmptiesTheMainAndEveryPartitionQueue() async throws {
+        try await Self.withPartitionedFixture { fixture in
+            try await fixture.store.devices.importDevices((0..<20).map { TestEvents.device("d\($0)", user: "u\($0)") })
+            try await fixture.publish((0..<200).map { TestEvents.xml(users: ["u\($0 % 20)"], parameters: ["\($0)"], sequence: $0) })
+            let result = try HeraldCLI.run(
+                ["drain", "--timeout", "60s", "--sender", "null", "--partitions", "\(Self.partitions)"],
+                environment: WorkerProcessEnvironment.make(fixture), timeout: .seconds(90)
+            )
+            #expect(result.status == 0, "stdout: \(result.stdout)\nstderr: \(result.stderr)")
+            #expect(result.stdout.contains("Drain complete"))
+            #expect(result.stdout.contains("consumed 200, delivered 200"), "one copy per single-user event: \(result.stdout)")
+            for queue in [fixture.topology.queue] + PartitionLayout(topology: fixture.topology, count: Self.partitions).queueNames {
+                #expect(try await fixture.depth(queue) == 0, "\(queue) is empty")
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// A worker fixture whose partition queues are deleted afterwards.
+    static func withPartitionedFixture(_ body: (WorkerFixture) async throws -> Void) async throws {
+        try await WorkerFixture.with { fixture in
+            let layout = PartitionLayout(topology: fixture.topology, count: partitions)
+            do {
+                try await body(fixture)
+            } catch {
+                for queue in layout.queueNames { _ = try? await fixture.amqp.deleteQueue(queue) }
+                throw error
+            }
+            for queue in layout.queueNames { _ = try? await fixture.amqp.deleteQueue(queue) }
+        }
+    }
+
+    /// Two workers with K partitions sharing `sender` (as `first` and `second`).
+    static func workers(_ fixture: WorkerFixture, sender: RecordingSender) throws -> (WorkerService, WorkerService) {
+        var configuration = fixture.configuration(lanes: 16)
+        configuration.partitions = partitions
+        configuration.ingestRetryInterval = .milliseconds(300)
+        configuration.partitionClaimSpacing = .milliseconds(400)
+        return (
+            try WorkerService(configuration: configuration, store: fixture.store, sender: sender.source("first"), logger: fixture.logger),
+            try WorkerService(configuration: configuration, store: fixture.store, sender: sender.source("second"), logger: fixture.logger)
+        )
+    }
+
+    /// Runs `workers` while `body` runs, then stops them gracefully (bounded).
+    static func running(_ workers: [WorkerService], _ body: () async throws -> Void) async throws {
+        let tasks = workers.map { worker in Task { try await worker.run() } }
+        do {
+            try await body()
+        } catch {
+            for worker in workers { worker.stop() }
+            for task in tasks { try? await WorkerFixture.join(task) }
+            throw error
+        }
+        for worker in workers { worker.stop() }
+        for task in tasks { try await WorkerFixture.join(task) }
+    }
+
+    /// The main queue and every partition queue empty, and no worker holding a message, on three
+    /// polls in a row.
+    static func waitUntilSettled(_ fixture: WorkerFixture, _ workers: [WorkerService]) async throws {
+        let queues = [fixture.topology.queue] + PartitionLayout(topology: fixture.topology, count: partitions).queueNames
+        var quiet = 0
+        try await waitUntil("every queue is empty and nothing is in flight", timeout: .seconds(30)) {
+            var empty = true
+            for queue in queues where (try? await fixture.depth(queue)) != 0 { empty = false }
+            let idle = empty && workers.allSatisfy { $0.statistics.messagesInFlight == 0 }
+            quiet = idle ? quiet + 1 : 0
+            if quiet < 3 { try await Task.sleep(for: .milliseconds(100)) }
+            return quiet >= 3
+        }
+    }
+
+    /// Every key once, and each user's deliveries in publish order (by the time the one
+    /// recording sender accepted them).
+    static func expectOrderedExactlyOnce(_ sent: [RecordingSender.Sent], events: Int, users: Int) throws {
+        let counts = Dictionary(sent.map { ($0.key, 1) }, uniquingKeysWith: +)
+        #expect(counts.count == events, "every delivery key at least once")
+        #expect(counts.values.filter { $0 > 1 }.isEmpty, "no delivery key twice (\(sent.count) sent, \(counts.count) keys)")
+        var lastByUser: [String: Int] = [:]
+        var violations: [String] = []
+        for delivery in sent.sorted(by: { $0.time < $1.time }) {
+            let sequence = try #require(OrderingTests.sequence(delivery))
+            if let last = lastByUser[delivery.userId], last >= sequence { violations.append("\(delivery.userId): \(sequence) after \(last)") }
+            lastByUser[delivery.userId] = sequence
+        }
+        #expect(violations.isEmpty, "deliveries out of publish order: \(violations.prefix(10))")
+        #expect(lastByUser.count == users)
+    }
+}
