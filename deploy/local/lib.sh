@@ -134,6 +134,7 @@ export HERALD_AMQP_URL=amqp://guest:guest@127.0.0.1:$HERALD_AMQP_PORT/
 export HERALD_DATABASE_URL=postgres://postgres@127.0.0.1:$HERALD_PG_PORT/herald
 export HERALD_TEST_AMQP_URL=amqp://guest:guest@127.0.0.1:$HERALD_AMQP_PORT/
 export HERALD_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:$HERALD_PG_PORT/herald_test
+export HERALD_TEST_RABBITMQ_HOME=$RMQ_DIR
 export HERALD_TEST_STACK_CTL=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/ctl.sh
 ENV
 }
