@@ -174,7 +174,7 @@ let package = Package(
 
         .testTarget(
             name: "HeraldCoreTests",
-            dependencies: ["HeraldCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["HeraldCore", "HeraldTesting", .product(name: "PropertyBased", package: "swift-property-based")],
             exclude: ["Golden"],
             swiftSettings: strict
         ),

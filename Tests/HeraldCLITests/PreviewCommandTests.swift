@@ -4,28 +4,7 @@ import Testing
 
 /// `herald preview`, run as a separate process the way a producer would run it.
 @Suite struct PreviewCommandTests {
-    /// Seed 000's XML sample (with its `</EventDateTime>` glitch corrected).
-    static let seedXML = """
-        <PushNotification>
-         <EventId>EVENT 006</EventId>
-         <EventType>Message</EventType>
-         <EventDateTime>2014-04-30T17:32:47.4123771+03:00</EventDateTime>
-         <EventFilters>
-          <Filter name="UserId" value="119973638970" />
-          <Filter name="UserId" value="119973638971" />
-          <Filter name="UserId" value="119973638972" />
-          <Filter name="CultureId" value="ru-RU" />
-          <Filter name="ZoneId" value="w1" />
-          <Filter name="ZoneId" value="yessplay" />
-          <Filter name="BranchId" value="101" />
-         </EventFilters>
-         <EventParams>
-          <EventParam name="n1" value="v1" />
-          <EventParam name="n2" value="v2" />
-          <EventParam name="n3" value="v3" />
-         </EventParams>
-        </PushNotification>
-        """
+    static let seedXML = SeedSampleDocuments.xml
 
     static let templates = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -11,27 +11,7 @@ import Testing
 enum TestEvents {
     /// Seed 000's XML sample (EventId `EVENT 006`, three UserIds, ru-RU, zones w1/yessplay,
     /// branch 101, parameters v1 v2 v3).
-    static let seedSample = """
-        <PushNotification>
-         <EventId>EVENT 006</EventId>
-         <EventType>Message</EventType>
-         <EventDateTime>2014-04-30T17:32:47.4123771+03:00</EventDateTime>
-         <EventFilters>
-          <Filter name="UserId" value="119973638970" />
-          <Filter name="UserId" value="119973638971" />
-          <Filter name="UserId" value="119973638972" />
-          <Filter name="CultureId" value="ru-RU" />
-          <Filter name="ZoneId" value="w1" />
-          <Filter name="ZoneId" value="yessplay" />
-          <Filter name="BranchId" value="101" />
-         </EventFilters>
-         <EventParams>
-          <EventParam name="n1" value="v1" />
-          <EventParam name="n2" value="v2" />
-          <EventParam name="n3" value="v3" />
-         </EventParams>
-        </PushNotification>
-        """
+    static let seedSample = SeedSampleDocuments.xml
 
     /// Templates for the seed sample's event id, using its three parameters.
     static func seedTemplates(defaultCulture: String = "ru-RU") -> [Template] {
