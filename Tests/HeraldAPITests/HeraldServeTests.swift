@@ -95,6 +95,25 @@ struct HeraldServeTests {
     }
 }
 
+extension HeraldServeTests {
+    /// The API's settings are checked like the worker's: a missing token check is a
+    /// configuration error (exit status 78), named, before anything is consumed.
+    @Test func refusesToStartWithoutATokenCheck() async throws {
+        try await TestDatabase.with { _, database in
+            let store = try Store(configuration: StoreConfiguration(database: database.configuration))
+            try await store.migrate()
+            await store.close()
+            let result = try HeraldCLI.run(["serve", "--listen", "127.0.0.1:0"], environment: [
+                "HERALD_DATABASE_URL": database.url, "HERALD_AMQP_URL": TestEnvironment.amqpURL, "HERALD_AMQP_QUEUE": TestEnvironment.uniqueName("herald.serve.q"),
+                "HERALD_API_JWT_SECRET": "", "HERALD_API_INTROSPECTION_URL": "", "HERALD_LOG_LEVEL": "error",
+            ], timeout: .seconds(60))
+            #expect(result.status == 78, "\(result.stderr)")
+            #expect(result.stderr.contains("herald serve: "))
+            #expect(result.stderr.contains("no bearer-token check configured"))
+        }
+    }
+}
+
 /// A fresh database with the repository's templates, a unique queue, and `herald serve` on
 /// them with the log sender; publishes events and reads the pushes back.
 final class ServeFixture: Sendable {

@@ -188,6 +188,29 @@ struct PartitionTests {
     // MARK: Helpers
 
     /// A worker fixture whose partition queues are deleted afterwards.
+    /// A partition queue beyond the worker's K exists (a process with a larger K made it): the
+    /// worker does not ingest, so users are never split between two layouts; once the extra
+    /// queue is gone it ingests and delivers.
+    @Test func aPartitionQueueBeyondTheWorkersCountStopsTheIngest() async throws {
+        try await Self.withPartitionedFixture { fixture in
+            try await fixture.store.devices.importDevices([TestEvents.device("d1", user: "u1")])
+            let beyond = PartitionLayout(topology: fixture.topology, count: Self.partitions).queueName(Self.partitions)
+            try await fixture.amqp.declareQueue(AMQPQueue(name: beyond))
+            let sender = RecordingSender()
+            let (worker, _) = try Self.workers(fixture, sender: sender)
+            try await Self.running([worker]) {
+                try await waitUntil("the worker consumes its partitions", timeout: .seconds(20)) { worker.isConsuming }
+                try await fixture.publish(TestEvents.xml(users: ["u1"], sequence: 1))
+                try await Task.sleep(for: .seconds(1))
+                #expect(!worker.isIngesting)
+                #expect(try await fixture.depth(fixture.topology.queue) == 1, "the event waits in the main queue")
+                _ = try await fixture.amqp.deleteQueue(beyond)
+                try await waitUntil("the delivery", timeout: .seconds(20)) { sender.count == 1 }
+                #expect(worker.isIngesting)
+            }
+        }
+    }
+
     static func withPartitionedFixture(_ body: (WorkerFixture) async throws -> Void) async throws {
         try await WorkerFixture.with { fixture in
             let layout = PartitionLayout(topology: fixture.topology, count: partitions)

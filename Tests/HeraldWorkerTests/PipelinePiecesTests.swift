@@ -120,7 +120,8 @@ struct PipelinePiecesTests {
 
     @Test func deadLetterHeadersKeepTheOriginalAndAddHeraldsFields() {
         let original = AMQPProperties(
-            contentType: "application/xml", headers: ["AvoidDublication": true, "x-custom": "1"], deliveryMode: .persistent, messageID: "m-1"
+            contentType: "application/xml", headers: ["AvoidDublication": true, "x-custom": "1"], deliveryMode: .persistent, messageID: "m-1",
+            userID: "producer"
         )
         let failedAt = Date(timeIntervalSince1970: 1_700_000_000.25)
         let long = String(repeating: "r", count: 5_000)
@@ -129,6 +130,7 @@ struct PipelinePiecesTests {
         )
         #expect(properties.contentType == "application/xml")
         #expect(properties.messageID == "m-1")
+        #expect(properties.userID == nil, "the broker checks user-id against Herald's own connection")
         #expect(properties.headers["AvoidDublication"] == .bool(true))
         #expect(properties.headers["x-custom"] == .string("1"))
         #expect(properties.headers["x-herald-error"] == .string("parameter_count"))

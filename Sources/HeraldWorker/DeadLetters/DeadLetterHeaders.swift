@@ -25,7 +25,7 @@ public enum DeadLetterHeaders {
     public static func deadLetterProperties(
         original: AMQPProperties, code: DeadLetterCode, reason: String, id: String, queue: String, eventId: String?, failedAt: Date
     ) -> AMQPProperties {
-        var properties = original
+        var properties = republishable(original)
         if properties.deliveryMode == nil { properties.deliveryMode = .persistent }
         properties.headers[error] = .string(code.rawValue)
         properties.headers[self.reason] = .string(reason.count > maxReasonLength ? String(reason.prefix(maxReasonLength - 1)) + "…" : reason)
@@ -40,8 +40,17 @@ public enum DeadLetterHeaders {
     /// The properties to publish a dead letter back with: Herald's headers and the broker's
     /// `x-death` removed, everything else as the producer sent it.
     public static func replayProperties(_ deadLetter: AMQPProperties) -> AMQPProperties {
-        var properties = deadLetter
+        var properties = republishable(deadLetter)
         properties.headers = properties.headers.filter { !$0.key.hasPrefix(prefix) && $0.key != "x-death" }
+        return properties
+    }
+
+    /// `properties` fit for Herald to publish: without `user-id`, which RabbitMQ checks against
+    /// the publishing connection's user (a producer's validated user id would make Herald's
+    /// publish fail with PRECONDITION_FAILED, over and over).
+    public static func republishable(_ properties: AMQPProperties) -> AMQPProperties {
+        var properties = properties
+        properties.userID = nil
         return properties
     }
 }

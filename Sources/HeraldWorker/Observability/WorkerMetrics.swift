@@ -48,6 +48,7 @@ final class WorkerMetrics: Sendable {
     private let connectionMetric = Counter(label: "herald_connections_total")
     private let ingestedMetric = Counter(label: "herald_messages_ingested_total")
     private let copiesMetric = Counter(label: "herald_partition_copies_total")
+    private let countMismatchMetric = Counter(label: "herald_partition_count_mismatch_total")
     private let deliveriesInFlightMetric = Gauge(label: "herald_deliveries_in_flight")
     private let messagesInFlightMetric = Gauge(label: "herald_messages_in_flight")
     private let latencyMetric = Timer(label: "herald_publish_to_sent_seconds", preferredDisplayUnit: .seconds)
@@ -72,6 +73,9 @@ final class WorkerMetrics: Sendable {
         copiesCount.add(copies, ordering: .relaxed)
         copiesMetric.increment(by: Int64(copies))
     }
+
+    /// A partition copy made by an ingest with another `worker.partitions` than this process.
+    func partitionCountMismatch() { countMismatchMetric.increment() }
 
     func connected() { connectionCount.add(1, ordering: .relaxed); connectionMetric.increment() }
 

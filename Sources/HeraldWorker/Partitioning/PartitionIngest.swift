@@ -91,7 +91,27 @@ final class PartitionIngest: Sendable {
             }
             backoff.reset()
             var lost: (any Error)?
+            var refusedForCount = false
             while !stop.isStopping {
+                // A partition queue beyond ours means a process with a larger K copied (or
+                // copies) there: ingesting with our K would split users between two layouts.
+                let beyond = layout.queueName(layout.count)
+                do {
+                    _ = try await connection.queueState(beyond)
+                    if !refusedForCount {
+                        refusedForCount = true
+                        logger.error("Not ingesting: a partition queue beyond this worker's worker.partitions exists; every worker must use the same (delete the extra partition queues once empty)", metadata: [
+                            LogKey.queue: "\(beyond)", "herald.partitions": "\(layout.count)",
+                        ])
+                    }
+                    _ = await stop.sleep(for: configuration.ingestRetryInterval * Double.random(in: 0.8...1.2))
+                    continue
+                } catch where error.code == .notFound {
+                    refusedForCount = false
+                } catch {
+                    lost = error
+                    break
+                }
                 let consumer: AMQPConsumer
                 do {
                     consumer = try await connection.consume(queue: layout.topology.queue, prefetch: configuration.prefetch, exclusive: true)
@@ -248,7 +268,7 @@ final class PartitionIngest: Sendable {
     /// The copy of `delivery` for `partition`: same body and properties, plus the partition
     /// headers and a message id.
     private func copy(of delivery: AMQPDelivery, messageKey: String, partition: Int) -> AMQPOutgoingMessage {
-        var properties = delivery.properties
+        var properties = DeadLetterHeaders.republishable(delivery.properties)
         if properties.messageID?.isEmpty ?? true { properties.messageID = messageKey }
         if properties.deliveryMode == nil { properties.deliveryMode = .persistent }
         properties.headers[PartitionLayout.partitionHeader] = .int(Int64(partition))

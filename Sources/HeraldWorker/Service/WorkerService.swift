@@ -47,6 +47,7 @@ public final class WorkerService: Service, Sendable {
     private let tracker = MessageTracker()
     private let consuming = Atomic<Bool>(false)
     private let session = Atomic<UInt64>(0)
+    private let mismatchedCounts = Mutex<Set<Int>>([])
     private let retry: StoreRetry
     /// With partitions: the ingest stage this process runs beside its partition consumers.
     private let ingest: PartitionIngest?
@@ -198,14 +199,16 @@ public final class WorkerService: Service, Sendable {
             ])
             let id = session.add(1, ordering: .relaxed).newValue
             consuming.store(true, ordering: .relaxed)
-            let lost = await consume(consumers, connection: connection, session: id, intake: intake)
+            // One bound for every wait of this session (a stop with partitions waits in consume).
+            let deadline = ShutdownDeadline(timeout: configuration.shutdownTimeout)
+            let lost = await consume(consumers, connection: connection, session: id, intake: intake, deadline: deadline)
             consuming.store(false, ordering: .relaxed)
 
             // Deliveries running finish (their records are written) before the connection is
             // closed or replaced; bounded by the shutdown timeout. Deliveries still waiting in a
             // lane stay tracked: after a reconnect, the redelivered message joins them; when
             // stopping, they are given up.
-            await waitForRunningDeliveries()
+            await waitForRunningDeliveries(until: deadline)
             if let lost {
                 let requeued = tracker.forgetSession(id)
                 metrics.requeued(requeued)
@@ -257,7 +260,9 @@ public final class WorkerService: Service, Sendable {
 
     /// Runs the consumers of one connection until they end; returns the error when the
     /// connection was lost, nil when the worker is stopping.
-    private func consume(_ sources: [Source], connection: AMQPConnection, session: UInt64, intake: MessageIntake) async -> (any Error)? {
+    private func consume(
+        _ sources: [Source], connection: AMQPConnection, session: UInt64, intake: MessageIntake, deadline: ShutdownDeadline
+    ) async -> (any Error)? {
         let inbox = DeliveryInbox()
         let token = stopSignal.onStop { inbox.close() }
         defer { stopSignal.remove(token) }
@@ -270,7 +275,9 @@ public final class WorkerService: Service, Sendable {
                             metrics.consumed()
                             var message = MessageTracker.Message(delivery: delivery, connection: connection, session: session)
                             if let partition = source.partition, let layout {
-                                message.slice = PartitionSlice.of(delivery, queuePartition: partition, layout: layout)
+                                let slice = PartitionSlice.of(delivery, queuePartition: partition, layout: layout)
+                                if slice.count != layout.count { self.reportCountMismatch(slice, layout: layout) }
+                                message.slice = slice
                             }
                             inbox.put(DeliveryInbox.Item(id: tracker.register(message), message: message))
                         }
@@ -296,7 +303,7 @@ public final class WorkerService: Service, Sendable {
                 // still in flight. Instead finish (and acknowledge) what runs while our channels
                 // are open, then close: the rest is requeued at its place and the standby takes
                 // over after us.
-                await waitForRunningDeliveries()
+                await waitForRunningDeliveries(until: deadline)
                 await connection.close()
                 return nil
             }
@@ -312,8 +319,18 @@ public final class WorkerService: Service, Sendable {
     }
 
     /// Waits until no delivery is running, at most the shutdown timeout (less if aborted).
-    private func waitForRunningDeliveries() async {
-        let deadline = ContinuousClock.now + configuration.shutdownTimeout
+    /// Another process copies with another K: its copies to partitions beyond ours are read by
+    /// nobody here. Delivered anyway (by the copy's own headers); counted, and logged once per K.
+    private func reportCountMismatch(_ slice: PartitionSlice, layout: PartitionLayout) {
+        metrics.partitionCountMismatch()
+        guard mismatchedCounts.withLock({ $0.insert(slice.count).inserted }) else { return }
+        logger.error("A partition copy was made with another worker.partitions than this worker's; every worker must use the same", metadata: [
+            "herald.partitions": "\(layout.count)", "herald.copy_partitions": "\(slice.count)", LogKey.queue: "\(layout.topology.queue)",
+        ])
+    }
+
+    private func waitForRunningDeliveries(until bound: ShutdownDeadline) async {
+        let deadline = bound.instant
         while metrics.running > 0, ContinuousClock.now < deadline, !stopSignal.isAborted, !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(20))
         }

@@ -54,7 +54,7 @@ struct APICommand: AsyncParsableCommand {
                 settings: settings, store: store, readinessChecks: checks, resendHandler: SenderResendHandler(sender: sender),
                 metrics: metrics, logger: logger,
                 onServerRunning: { port in
-                    FileHandle.standardOutput.write(Data("herald api listening on \(host):\(port)\n".utf8))
+                    try? FileHandle.standardOutput.write(contentsOf: Data("herald api listening on \(host):\(port)\n".utf8))
                 }
             )
             try await application.runService()

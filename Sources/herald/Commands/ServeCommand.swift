@@ -54,22 +54,30 @@ struct ServeCommand: AsyncParsableCommand {
         let workerCheck: APIDependencies.ReadinessCheck = {
             guard worker.isConsuming else { throw WorkerNotConsuming() }
         }
+        let application: any Service
         do {
-            let application = try await APISettings.makeApplication(
+            application = try await APISettings.makeApplication(
                 settings: settings, store: store, readinessChecks: ["worker": workerCheck], resendHandler: SenderResendHandler(sender: sender),
                 metrics: metrics, logger: logger,
                 onServerRunning: { port in
-                    FileHandle.standardOutput.write(Data("herald serve listening on \(host):\(port)\n".utf8))
+                    try? FileHandle.standardOutput.write(contentsOf: Data("herald serve listening on \(host):\(port)\n".utf8))
                 }
             )
-            // Graceful shutdown runs in reverse order: the API first, then the worker.
-            var group = ServiceGroupConfiguration(services: [.init(service: worker), .init(service: application)], logger: logger)
-            group.gracefulShutdownSignals = [.sigterm, .sigint]
-            group.maximumGracefulShutdownDuration = worker.configuration.shutdownTimeout + .seconds(15)
+        } catch {
+            // The API's settings (token check, limits) are refused: a configuration error.
+            Console.error("herald serve: \(error)")
+            await sender.shutdown()
+            await store.close()
+            throw ExitCode(78)
+        }
+        // Graceful shutdown runs in reverse order: the API first, then the worker.
+        var group = ServiceGroupConfiguration(services: [.init(service: worker), .init(service: application)], logger: logger)
+        group.gracefulShutdownSignals = [.sigterm, .sigint]
+        group.maximumGracefulShutdownDuration = worker.configuration.shutdownTimeout + .seconds(15)
+        do {
             try await ServiceGroup(configuration: group).run()
         } catch {
             logger.error("herald serve stopped with an error", metadata: ["herald.error": "\(error)"])
-            await sender.shutdown()
             await store.close()
             throw ExitCode(1)
         }

@@ -34,6 +34,8 @@ struct JSONLogHandler: LogHandler {
         fields["message"] = "\(event.message)"
         guard var line = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         line.append(0x0A)
-        Self.output.withLock { $0.write(line) }
+        // Never `write(_:)`: it traps when standard error is gone (EPIPE after a journald
+        // restart, a full disk); a lost log line must not end the process.
+        Self.output.withLock { try? $0.write(contentsOf: line) }
     }
 }
