@@ -105,6 +105,42 @@ struct PipelinePiecesTests {
         }
     }
 
+    @Test func aDeliveryWhoseMessagesWentWithALostConnectionIsNoLongerAwaited() async throws {
+        try await withMessages { message in
+            let tracker = MessageTracker()
+            let key = DeliveryKey(rawValue: "k")
+            let lost = tracker.register(message(1))
+            #expect(tracker.attach(lost, to: key) == .started)
+            #expect(tracker.isAwaited(key))
+            #expect(tracker.forgetSession(1) == 1)
+            #expect(!tracker.isAwaited(key), "the broker requeued its message: not ours to send any more")
+            let first = message(2)
+            let redelivered = tracker.register(MessageTracker.Message(delivery: first.delivery, connection: first.connection, session: 2))
+            #expect(tracker.attach(redelivered, to: key) == .joined, "the message came back here before the lane reached it")
+            #expect(tracker.isAwaited(key))
+        }
+    }
+
+    @Test func anInboxDropsWhatItHoldsWhenItsConsumerFails() async throws {
+        try await withMessages { message in
+            let tracker = MessageTracker()
+            let inbox = DeliveryInbox()
+            for tag in 1...3 {
+                let m = message(UInt64(tag))
+                inbox.put(DeliveryInbox.Item(id: tracker.register(m), message: m))
+            }
+            inbox.end(error: AMQPError(code: .connectionLost, call: "test", message: "severed"))
+            #expect(await inbox.take(max: 10) == nil, "requeued by the broker: never processed here")
+            #expect(inbox.endError != nil)
+
+            let normal = DeliveryInbox()
+            let m = message(4)
+            normal.put(DeliveryInbox.Item(id: tracker.register(m), message: m))
+            normal.end(error: nil)
+            #expect(await normal.take(max: 10)?.count == 1, "a cancelled consumer's messages are still ours")
+        }
+    }
+
     @Test func trackerSealsAMessageWithoutDeliveriesAtOnce() async throws {
         try await withMessages { message in
             let tracker = MessageTracker()
@@ -144,7 +180,10 @@ struct PipelinePiecesTests {
         var withDeath = properties
         withDeath.headers["x-death"] = .array([["reason": "rejected"]])
         let replay = DeadLetterHeaders.replayProperties(withDeath)
-        #expect(replay.headers == ["AvoidDublication": true, "x-custom": "1"], "Herald's headers and x-death are removed for a replay")
+        #expect(
+            replay.headers == ["AvoidDublication": true, "x-custom": "1", "x-herald-replayed": true],
+            "Herald's headers and x-death are removed for a replay, which is marked as one"
+        )
         #expect(replay.messageID == "m-1" && replay.contentType == "application/xml")
     }
 

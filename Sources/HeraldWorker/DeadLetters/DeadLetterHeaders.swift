@@ -16,6 +16,9 @@ public enum DeadLetterHeaders {
     public static let failedAt = "x-herald-failed-at"
     public static let failedAtMilliseconds = "x-herald-failed-at-ms"
     public static let event = "x-herald-event-id"
+    /// Set on a replayed dead letter: its `AvoidDublication` key may have been registered by the
+    /// attempt that failed, so the delivery journal, not the key, decides what is a repeat.
+    public static let replayed = "x-herald-replayed"
     /// Every header Herald adds starts with this.
     public static let prefix = "x-herald-"
 
@@ -38,10 +41,11 @@ public enum DeadLetterHeaders {
     }
 
     /// The properties to publish a dead letter back with: Herald's headers and the broker's
-    /// `x-death` removed, everything else as the producer sent it.
+    /// `x-death` removed, ``replayed`` added, everything else as the producer sent it.
     public static func replayProperties(_ deadLetter: AMQPProperties) -> AMQPProperties {
         var properties = republishable(deadLetter)
         properties.headers = properties.headers.filter { !$0.key.hasPrefix(prefix) && $0.key != "x-death" }
+        properties.headers[replayed] = .bool(true)
         return properties
     }
 

@@ -23,12 +23,17 @@ struct DeliveryExecutor: Sendable {
     let acknowledger: Acknowledger
     let metrics: WorkerMetrics
     let stop: StopSignal
+    /// The journal's state of a delivery, read before an in-doubt delivery is sent: another
+    /// copy of its message may have recorded it between our claim and now.
+    let recordedState: @Sendable (DeliveryKey) async -> DeliveryState?
     let logger: Logger
 
     private enum Attempt {
         case terminal(DeliveryOutcome, attempts: Int, payload: PushPayload?)
         /// Stopped while waiting to retry: not terminal.
         case abandoned(attempts: Int, reason: String)
+        /// Every message waiting for it went with a lost connection: not terminal, not ours.
+        case orphaned(attempts: Int, reason: String)
     }
 
     func execute(_ release: LaneScheduler.Release) async {
@@ -39,9 +44,20 @@ struct DeliveryExecutor: Sendable {
             abandon(delivery)
             return
         }
+        guard tracker.isAwaited(delivery.key) else {
+            // Its messages were requeued with a lost connection: the user's lane goes on; the
+            // message comes again (here or elsewhere) and claims the delivery anew.
+            scheduler.complete(release.ticket)
+            abandon(delivery)
+            return
+        }
         switch await attempt(delivery) {
         case .abandoned(let attempts, let reason):
             // Keep the attempt count for the next worker; the message is requeued.
+            _ = await recorder.submit(.retrying(delivery.key, attempts: attempts, reason: reason))
+            abandon(delivery)
+        case .orphaned(let attempts, let reason):
+            scheduler.complete(release.ticket)
             _ = await recorder.submit(.retrying(delivery.key, attempts: attempts, reason: reason))
             abandon(delivery)
         case .terminal(let outcome, let attempts, let payload):
@@ -74,9 +90,22 @@ struct DeliveryExecutor: Sendable {
             logger.warning("Payload cannot be built; delivery failed", metadata: metadata(delivery, [LogKey.error: "\(error)"]))
             return .terminal(.permanentFailure(reason: error.description), attempts: attempts, payload: nil)
         }
-        if delivery.inDoubt, await sender.reconcile(delivery.key) == .delivered {
-            // A crash lost the outcome of a delivery that did go out: record it, do not resend.
-            return .terminal(.sent, attempts: max(attempts, 1), payload: payload)
+        if delivery.inDoubt {
+            switch await recordedState(delivery.key) {
+            case .sent?:
+                // Another copy of the message finished it since our claim.
+                return .terminal(.sent, attempts: max(attempts, 1), payload: payload)
+            case .tokenDead?:
+                return .terminal(.tokenDead(reason: "recorded earlier"), attempts: attempts, payload: payload)
+            case .failed?:
+                return .terminal(.permanentFailure(reason: "recorded earlier"), attempts: attempts, payload: payload)
+            case .pending?, nil:
+                break
+            }
+            if await sender.reconcile(delivery.key) == .delivered {
+                // A crash lost the outcome of a delivery that did go out: record it, do not resend.
+                return .terminal(.sent, attempts: max(attempts, 1), payload: payload)
+            }
         }
         let push = PushDelivery(
             deliveryKey: delivery.key, deviceId: delivery.recipient.subscription.deviceId, userId: delivery.recipient.addressedUserId,
@@ -111,6 +140,7 @@ struct DeliveryExecutor: Sendable {
                         "Delivery will be retried", metadata: metadata(delivery, [LogKey.error: "\(reason)", LogKey.attempts: "\(attempts)", LogKey.retryIn: "\(delay)"])
                     )
                     guard await stop.sleep(for: delay) else { return .abandoned(attempts: attempts, reason: reason) }
+                    guard tracker.isAwaited(delivery.key) else { return .orphaned(attempts: attempts, reason: reason) }
                 }
             }
         }

@@ -53,13 +53,15 @@ final class DeliveryInbox: Sendable {
     var endError: (any Error)? { state.withLock { $0.error } }
 
     /// Everything buffered (at least one item, at most `max`), waiting for the first; nil once
-    /// closed, or ended with nothing left.
+    /// closed, ended with an error (what is buffered is dropped), or ended with nothing left.
     func take(max: Int) async -> [Item]? {
         await withTaskCancellationHandler {
             while true {
                 enum Step { case items([Item]), done, wait }
                 let step: Step = state.withLock { state in
-                    if state.closed { return .done }
+                    // After a consumer error the connection is gone and the broker requeues
+                    // what is buffered (perhaps to another process): never start on it here.
+                    if state.closed || (state.ended && state.error != nil) { return .done }
                     if !state.items.isEmpty {
                         let count = min(max, state.items.count)
                         let items = Array(state.items.prefix(count))

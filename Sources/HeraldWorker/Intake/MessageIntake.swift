@@ -157,8 +157,10 @@ struct MessageIntake: Sendable {
             var repeats = Set<Int>()
             for (k, index) in deduped.enumerated() where !firstSeen[k] {
                 // A redelivered message may have been registered by a worker that died before
-                // finishing it: the journal, not the dedupe key, decides for those.
-                guard !ready[index].item.message.delivery.redelivered else { continue }
+                // finishing it, a replayed dead letter by the attempt that failed: the journal,
+                // not the dedupe key, decides for those.
+                let delivery = ready[index].item.message.delivery
+                guard !delivery.redelivered, delivery.properties.headers[DeadLetterHeaders.replayed] == nil else { continue }
                 repeats.insert(index)
                 metrics.duplicate()
                 logger.info("Repeated message dropped (AvoidDublication)", metadata: [

@@ -112,7 +112,9 @@ public final class WorkerService: Service, Sendable {
         let executor = DeliveryExecutor(
             sender: sender, builder: configuration.payloadBuilder, policy: configuration.retryPolicy, scheduler: scheduler, tracker: tracker,
             recorder: recorder, deadTokens: DeadTokenRegistry(capacity: configuration.deadTokenMemory), acknowledger: acknowledger,
-            metrics: metrics, stop: stopSignal, logger: logger
+            metrics: metrics, stop: stopSignal,
+            recordedState: { [store] key in (try? await store.journal.status(of: key))?.state },
+            logger: logger
         )
         let intake = MessageIntake(
             configuration: configuration, store: store, tracker: tracker, scheduler: scheduler,

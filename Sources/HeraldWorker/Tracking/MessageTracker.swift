@@ -109,6 +109,15 @@ final class MessageTracker: Sendable {
         }
     }
 
+    /// Whether a tracked message still waits for delivery `key`: false once every message that
+    /// wanted it belonged to a lost connection (``forgetSession(_:)``). The broker has requeued
+    /// those, perhaps to another process, so sending now could send twice or out of order.
+    func isAwaited(_ key: DeliveryKey) -> Bool {
+        state.withLock { state in
+            state.deliveries[key]?.contains { state.messages[$0] != nil } ?? false
+        }
+    }
+
     /// Delivery `key` will not finish here (the worker is stopping): its messages stay unsettled.
     func abandon(_ key: DeliveryKey) {
         state.withLock { _ = $0.deliveries.removeValue(forKey: key) }
