@@ -18,8 +18,11 @@ public struct PrivateStack: Sendable {
         let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let stack = PrivateStack(
             directory: URL(fileURLWithPath: "/tmp/herald-private-\(suffix)"),
-            amqpPort: Int.random(in: 30_000...39_999),
-            postgresPort: Int.random(in: 40_000...44_999),
+            // Below Linux's ephemeral range (32768-60999), where a busy test run's own outgoing
+            // connections could hold the port: RabbitMQ also binds amqpPort + 20000 for Erlang
+            // distribution (deploy/local/lib.sh).
+            amqpPort: Int.random(in: 10_000...12_700),
+            postgresPort: Int.random(in: 13_000...15_999),
             nodeName: "herald-\(suffix)@localhost"
         )
         do {
