@@ -47,8 +47,8 @@ struct PartitionTests {
         }
     }
 
-    /// The worker holding the ingest is killed (its task cancelled: nothing more is settled, its
-    /// connections close) in the middle of the run: the other takes over the ingest and its
+    /// The worker holding the ingest is killed (its connections dropped, then its task cancelled:
+    /// nothing more is settled) in the middle of the run: the other takes over the ingest and its
     /// partitions; every key at least once, none twice, each user's order kept.
     @Test func killingTheIngestHolderMidRunHandsEverythingToTheOther() async throws {
         try await Self.withPartitionedFixture { fixture in
@@ -58,7 +58,13 @@ struct PartitionTests {
             })
             // A slow provider, so that the kill finds deliveries in flight.
             let sender = RecordingSender(delay: .milliseconds(2))
-            let (first, second) = try Self.workers(fixture, sender: sender)
+            // The first worker reaches the broker through a proxy, so that its death can drop its
+            // TCP connections the way kill -9 does.
+            let proxy = try await TCPProxy.start(targetHost: "127.0.0.1", targetPort: fixture.amqpConfiguration.port)
+            let (_, second) = try Self.workers(fixture, sender: sender)
+            var firstConfiguration = second.configuration
+            firstConfiguration.amqp.port = proxy.port
+            let first = try WorkerService(configuration: firstConfiguration, store: fixture.store, sender: sender.source("first"), logger: fixture.logger)
             let firstTask = Task { try await first.run() }
             try await waitUntil("the first worker ingests", timeout: .seconds(20)) { first.isIngesting && first.isConsuming }
             let secondTask = Task { try await second.run() }
@@ -67,9 +73,11 @@ struct PartitionTests {
                 #expect(!second.isIngesting)
                 try await fixture.publish((0..<events).map { TestEvents.xml(users: ["u\($0 % users)"], parameters: ["\($0)"], sequence: $0) })
                 try await waitUntil("a few hundred deliveries", timeout: .seconds(60)) { sender.count >= 300 }
-                // The process dies: from this instant nothing it sends arrives, then its
-                // connections go (without a graceful stop).
+                // The process dies: from this instant nothing it sends arrives, its connections
+                // drop (the broker requeues what it held and hands its queues over in one step),
+                // and it is gone (cancelling it now can no longer reach the broker).
                 sender.close(source: "first")
+                try await proxy.shutdown()
                 firstTask.cancel()
                 try await WorkerFixture.join(firstTask)
                 let atKill = sender.count
@@ -81,6 +89,7 @@ struct PartitionTests {
                 second.stop()
                 try await WorkerFixture.join(secondTask)
             } catch {
+                try? await proxy.shutdown()
                 firstTask.cancel()
                 second.stop()
                 try? await WorkerFixture.join(firstTask)
@@ -99,7 +108,13 @@ struct PartitionTests {
             let (users, events) = (50, 600)
             try await fixture.store.devices.importDevices((0..<users).map { TestEvents.device("d\($0)", user: "u\($0)") })
             let sender = RecordingSender(delay: .milliseconds(2))
-            let (first, second) = try Self.workers(fixture, sender: sender)
+            // The first worker reaches the broker through a proxy, so that its death can drop its
+            // TCP connections the way kill -9 does.
+            let proxy = try await TCPProxy.start(targetHost: "127.0.0.1", targetPort: fixture.amqpConfiguration.port)
+            let (_, second) = try Self.workers(fixture, sender: sender)
+            var firstConfiguration = second.configuration
+            firstConfiguration.amqp.port = proxy.port
+            let first = try WorkerService(configuration: firstConfiguration, store: fixture.store, sender: sender.source("first"), logger: fixture.logger)
             let firstTask = Task { try await first.run() }
             try await waitUntil("the first worker ingests", timeout: .seconds(20)) { first.isIngesting && first.isConsuming }
             let secondTask = Task { try await second.run() }

@@ -229,21 +229,26 @@ public final class WorkerService: Service, Sendable {
     /// Declares the partitioned layout (when declaring) and consumes every partition queue.
     ///
     /// Single active consumer gives a queue to the process that registered first, so the claims
-    /// are spread: starting at a random partition, a queue that has no consumer yet is claimed,
-    /// then the process pauses ``WorkerConfiguration/partitionClaimSpacing`` before the next free
-    /// one, letting other processes starting (or reconnecting) at the same time claim theirs;
+    /// are spread: after a random pause of up to ``WorkerConfiguration/partitionClaimSpacing``,
+    /// starting at a random partition, a queue that has no consumer yet is claimed, then the
+    /// process pauses about that spacing (± 50 %) before the next free one, letting other
+    /// processes starting (or reconnecting) at the same time claim theirs;
     /// queues that already have a consumer are joined last, standing by.
     private func consumePartitions(_ layout: PartitionLayout, on connection: AMQPConnection) async throws(AMQPError) -> [Source] {
         if configuration.declareTopology {
             try await PartitionTopology.declare(layout, on: connection, logger: logger)
         }
         let first = Int.random(in: 0..<layout.count)
+        let spacing = configuration.partitionClaimSpacing
+        // Jitter, so that processes started together do not walk the queues in lockstep (the
+        // one registering a hair earlier would then win every queue).
+        if spacing > .zero { _ = await stopSignal.sleep(for: spacing * Double.random(in: 0...1)) }
         var sources: [Source] = []
         var taken: [Int] = []
         for step in 0..<layout.count {
             let partition = (first + step) % layout.count
-            if !sources.isEmpty, configuration.partitionClaimSpacing > .zero {
-                _ = await stopSignal.sleep(for: configuration.partitionClaimSpacing)
+            if !sources.isEmpty, spacing > .zero {
+                _ = await stopSignal.sleep(for: spacing * Double.random(in: 0.5...1.5))
             }
             guard try await connection.queueState(layout.queueName(partition)).consumerCount == 0 else {
                 taken.append(partition)
