@@ -51,14 +51,11 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(78)
         }
         let (worker, store, sender) = try await WorkerCommand.prepareWithSender(settings: settings, logger: logger, name: "herald serve")
-        let workerCheck: APIDependencies.ReadinessCheck = {
-            guard worker.isConsuming else { throw WorkerNotConsuming() }
-        }
         let application: any Service
         do {
             application = try await APISettings.makeApplication(
-                settings: settings, store: store, readinessChecks: ["worker": workerCheck], resendHandler: SenderResendHandler(sender: sender),
-                metrics: metrics, logger: logger,
+                settings: settings, store: store, readinessChecks: ["worker": WorkerNotConsuming.check(worker)],
+                resendHandler: SenderResendHandler(sender: sender), metrics: metrics, logger: logger,
                 onServerRunning: { port in
                     try? FileHandle.standardOutput.write(contentsOf: Data("herald serve listening on \(host):\(port)\n".utf8))
                 }
@@ -71,16 +68,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(78)
         }
         // Graceful shutdown runs in reverse order: the API first, then the worker.
-        var group = ServiceGroupConfiguration(services: [.init(service: worker), .init(service: application)], logger: logger)
-        group.gracefulShutdownSignals = [.sigterm, .sigint]
-        group.maximumGracefulShutdownDuration = worker.configuration.shutdownTimeout + .seconds(15)
-        do {
-            try await ServiceGroup(configuration: group).run()
-        } catch {
-            logger.error("herald serve stopped with an error", metadata: ["herald.error": "\(error)"])
-            await store.close()
-            throw ExitCode(1)
-        }
-        await store.close()
+        try await WorkerCommand.runGroup(
+            [.init(service: worker), .init(service: application)], worker: worker, store: store, logger: logger, name: "herald serve"
+        )
     }
 }

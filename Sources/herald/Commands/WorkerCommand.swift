@@ -56,22 +56,27 @@ struct WorkerCommand: AsyncParsableCommand {
         let (worker, store) = try await prepare(settings: settings, logger: logger, name: "herald worker")
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: worker)]
         if let endpoint {
-            let consuming: APIDependencies.ReadinessCheck = {
-                guard worker.isConsuming else { throw WorkerNotConsuming() }
-            }
             services.append(.init(service: APIServer.makeOperationsApplication(
-                host: endpoint.host, port: endpoint.port, store: store, readinessChecks: ["worker": consuming],
+                host: endpoint.host, port: endpoint.port, store: store, readinessChecks: ["worker": WorkerNotConsuming.check(worker)],
                 metrics: PrometheusMetrics.render, logger: logger,
                 onServerRunning: { port in logger.info("Serving /metrics, /healthz and /readyz", metadata: ["herald.listen": "\(endpoint.host):\(port)"]) }
             )))
         }
+        try await runGroup(services, worker: worker, store: store, logger: logger, name: "herald worker")
+    }
+
+    /// Runs `services` (the worker first: a graceful shutdown stops them in reverse order) until
+    /// SIGTERM or SIGINT, bounded by the worker's shutdown timeout + 15 s; closes the store after.
+    static func runGroup(
+        _ services: [ServiceGroupConfiguration.ServiceConfiguration], worker: WorkerService, store: Store, logger: Logger, name: String
+    ) async throws {
         var group = ServiceGroupConfiguration(services: services, logger: logger)
         group.gracefulShutdownSignals = [.sigterm, .sigint]
         group.maximumGracefulShutdownDuration = worker.configuration.shutdownTimeout + .seconds(15)
         do {
             try await ServiceGroup(configuration: group).run()
         } catch {
-            logger.error("Worker stopped with an error", metadata: ["herald.error": "\(error)"])
+            logger.error("\(name) stopped with an error", metadata: ["herald.error": "\(error)"])
             await store.close()
             throw ExitCode(1)
         }
