@@ -22,11 +22,9 @@ struct HeraldAPIBinaryTests {
             storeConfiguration.maintenanceInterval = nil
             let store = try Store(configuration: storeConfiguration)
             try await store.migrate()
-            var url = try #require(URLComponents(string: TestEnvironment.databaseURL))
-            url.path = "/" + database.name
             let pushes = FileManager.default.temporaryDirectory.appendingPathComponent("herald-api-\(UUID().uuidString).jsonl").path
             var environment = [
-                "HERALD_DATABASE_URL": try #require(url.string),
+                "HERALD_DATABASE_URL": database.url,
                 "HERALD_API_JWT_SECRET": String(decoding: TestTokens.secret, as: UTF8.self),
                 "HERALD_AMQP_URL": TestEnvironment.amqpURL,
                 "HERALD_WORKER_SENDER": "log",

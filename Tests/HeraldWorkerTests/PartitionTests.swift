@@ -108,13 +108,7 @@ struct PartitionTests {
             let (users, events) = (50, 600)
             try await fixture.store.devices.importDevices((0..<users).map { TestEvents.device("d\($0)", user: "u\($0)") })
             let sender = RecordingSender(delay: .milliseconds(2))
-            // The first worker reaches the broker through a proxy, so that its death can drop its
-            // TCP connections the way kill -9 does.
-            let proxy = try await TCPProxy.start(targetHost: "127.0.0.1", targetPort: fixture.amqpConfiguration.port)
-            let (_, second) = try Self.workers(fixture, sender: sender)
-            var firstConfiguration = second.configuration
-            firstConfiguration.amqp.port = proxy.port
-            let first = try WorkerService(configuration: firstConfiguration, store: fixture.store, sender: sender.source("first"), logger: fixture.logger)
+            let (first, second) = try Self.workers(fixture, sender: sender)
             let firstTask = Task { try await first.run() }
             try await waitUntil("the first worker ingests", timeout: .seconds(20)) { first.isIngesting && first.isConsuming }
             let secondTask = Task { try await second.run() }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import JWTKit
 
 /// Checks bearer JWTs with one configured key (HS256, RS256 or ES256).
@@ -50,7 +51,7 @@ public struct JWTVerifier: Authenticator {
             throw APIError.authentication(.invalidToken, "the bearer token is not a well-formed JWT", reason: "malformed")
         }
         let now = now()
-        let leeway = configuration.leeway.inSeconds
+        let leeway = configuration.leeway.seconds
         guard let exp = claims.exp?.value else {
             throw APIError.authentication(.invalidToken, "the bearer token has no exp claim", reason: "claims")
         }

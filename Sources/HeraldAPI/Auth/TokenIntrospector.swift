@@ -44,7 +44,7 @@ public final class TokenIntrospector: Authenticator {
         guard answer.active == true else {
             throw APIError.authentication(.invalidToken, "the bearer token is not active", reason: "inactive")
         }
-        var expiresAt = now.addingTimeInterval(configuration.cacheTTL.inSeconds)
+        var expiresAt = now.addingTimeInterval(configuration.cacheTTL.seconds)
         if let exp = answer.exp {
             let expiry = Date(timeIntervalSince1970: exp)
             guard expiry > now else { throw APIError.authentication(.tokenExpired, "the bearer token has expired", reason: "expired") }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Hummingbird
 import Logging
 import Metrics
@@ -27,7 +28,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         context.logger[metadataKey: "herald.user_id"] = "\(identity.userId)"
         if let limiter, let wait = limiter.acquire(identity.userId) {
             Counter(label: "herald_api_rate_limited_total").increment()
-            let seconds = max(1, Int(wait.inSeconds.rounded(.up)))
+            let seconds = max(1, Int(wait.seconds.rounded(.up)))
             throw APIError(.rateLimited, "too many requests; try again in \(seconds) s", retryAfterSeconds: seconds)
         }
         return try await next(request, context)

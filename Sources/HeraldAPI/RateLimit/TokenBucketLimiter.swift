@@ -1,3 +1,4 @@
+import HeraldCore
 import Synchronization
 
 /// Per-key token buckets: each key may make ``RateLimitConfiguration/burst`` requests at once,
@@ -29,7 +30,7 @@ public final class TokenBucketLimiter: Sendable {
         let burst = Double(configuration.burst)
         return buckets.withLock { buckets in
             var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
-            bucket.tokens = min(burst, bucket.tokens + (now - bucket.updated).inSeconds * rate)
+            bucket.tokens = min(burst, bucket.tokens + (now - bucket.updated).seconds * rate)
             bucket.updated = now
             defer {
                 buckets[key] = bucket
@@ -47,7 +48,7 @@ public final class TokenBucketLimiter: Sendable {
     public var trackedKeys: Int { buckets.withLock { $0.count } }
 
     private static func evict(_ buckets: inout [String: Bucket], now: ContinuousClock.Instant, rate: Double, burst: Double, limit: Int) {
-        buckets = buckets.filter { $0.value.tokens + (now - $0.value.updated).inSeconds * rate < burst }
+        buckets = buckets.filter { $0.value.tokens + (now - $0.value.updated).seconds * rate < burst }
         if buckets.count > limit { buckets.removeAll() }
     }
 }

@@ -81,11 +81,3 @@ public struct RetryPolicy: Sendable, Hashable, Codable {
         return result
     }
 }
-
-extension Duration {
-    /// The duration in seconds as a `Double`.
-    var seconds: Double {
-        let (s, attoseconds) = components
-        return Double(s) + Double(attoseconds) / 1e18
-    }
-}

@@ -48,7 +48,7 @@ public actor APNsSender: PushSender {
         self.logger = logger
         self.baseURL = configuration.effectiveBaseURL
         self.defaultTopic = configuration.apps[0].topic
-        self.apps = Dictionary(configuration.apps.map { ($0.topic, $0) }, uniquingKeysWith: { first, _ in first })
+        self.apps = Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.topic, $0) })  // topics are unique (validated)
         self.gate = InFlightGate(limit: configuration.maxInFlight)
         func makeClient(_ http: HTTPClientConfiguration) throws(SenderConfigurationError) -> HTTPClient {
             do {
@@ -86,7 +86,7 @@ public actor APNsSender: PushSender {
         get async {
             var snapshot = counters
             snapshot.credentialsIssued = await tokenProvider?.tokensGenerated ?? 0
-            snapshot.connectionsOpened = (tokenClient.map { [$0] } ?? []).reduce(0) { $0 + $1.statistics.connectionsOpened }
+            snapshot.connectionsOpened = (tokenClient?.statistics.connectionsOpened ?? 0)
                 + certificateClients.values.reduce(0) { $0 + $1.statistics.connectionsOpened }
             return snapshot
         }
@@ -107,7 +107,7 @@ public actor APNsSender: PushSender {
             return .permanentFailure(reason: "no APNs app configured for '\(topic.prefix(100))'")
         }
         let client: HTTPClient
-        if app.certificate != nil, let certificateClient = certificateClients[topic] {
+        if let certificateClient = certificateClients[topic] {
             client = certificateClient
         } else if let tokenClient {
             client = tokenClient

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldHTTP
 import JWTKit
 import Logging
@@ -57,7 +58,7 @@ public actor FCMAccessTokenProvider {
     /// - Throws: ``FCMAccessTokenError`` (the endpoint refused, answered nonsense, or could not be
     ///   reached), or `CancellationError`.
     public func accessToken() async throws -> String {
-        if let cached, clock.now().addingTimeInterval(Self.seconds(refreshMargin)) < cached.expiresAt {
+        if let cached, clock.now().addingTimeInterval(refreshMargin.seconds) < cached.expiresAt {
             return cached.token
         }
         if let pending {
@@ -122,10 +123,5 @@ public actor FCMAccessTokenProvider {
         }
         let lifetime = (object?["expires_in"] as? NSNumber)?.doubleValue ?? 3600
         return Cached(token: token, expiresAt: now.addingTimeInterval(lifetime))
-    }
-
-    static func seconds(_ duration: Duration) -> TimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 }

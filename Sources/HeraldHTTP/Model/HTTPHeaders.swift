@@ -51,12 +51,6 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         fields.append(Field(name: name, value: value))
     }
 
-    /// Replaces every field named `name` (case-insensitive) by one field with `value`.
-    public mutating func replaceOrAdd(name: String, value: String) {
-        remove(name: name)
-        add(name: name, value: value)
-    }
-
     public mutating func remove(name: String) {
         fields.removeAll { Self.equal($0.name, name) }
     }

@@ -133,9 +133,7 @@ struct MessageIntake: Sendable {
                         candidate.renders[key] = try catalog.render(event, culture: recipient.subscription.culture, platform: key.platform)
                     }
                 }
-                for platform in Platform.allCases where (try? catalog.template(eventId: event.id, culture: catalog.defaultCulture, platform: platform)) != nil {
-                    _ = try catalog.render(event, culture: catalog.defaultCulture, platform: platform)
-                }
+                try catalog.validateInDefaultCulture(event)
             } catch {
                 await deadLetter(candidate.item, DeadLetterCode.forTemplateError(error), error.description, eventId: event.id, messageKey: candidate.messageKey)
                 continue

@@ -210,9 +210,7 @@ final class PartitionIngest: Sendable {
                 continue
             }
             do {
-                for platform in Platform.allCases where (try? catalog.template(eventId: event.id, culture: catalog.defaultCulture, platform: platform)) != nil {
-                    _ = try catalog.render(event, culture: catalog.defaultCulture, platform: platform)
-                }
+                try catalog.validateInDefaultCulture(event)
             } catch {
                 await deadLetter(item.message, DeadLetterCode.forTemplateError(error), error.description, eventId: event.id, messageKey: messageKey)
                 continue

@@ -49,6 +49,7 @@ public final class WorkerService: Service, Sendable {
     private let session = Atomic<UInt64>(0)
     private let mismatchedCounts = Mutex<Set<Int>>([])
     private let retry: StoreRetry
+    private let deadLetters: DeadLetterPublisher
     /// With partitions: the ingest stage this process runs beside its partition consumers.
     private let ingest: PartitionIngest?
 
@@ -62,13 +63,14 @@ public final class WorkerService: Service, Sendable {
         self.retry = StoreRetry(
             stop: stopSignal, initialDelay: configuration.storeRetryInitialDelay, maxDelay: configuration.storeRetryMaxDelay, logger: logger
         )
+        let deadLetters = DeadLetterPublisher(
+            topology: configuration.topology, store: store, retry: retry, metrics: metrics, stop: stopSignal, logger: logger,
+            backoffInitial: configuration.reconnectInitialDelay, backoffMax: configuration.reconnectMaxDelay
+        )
+        self.deadLetters = deadLetters
         self.ingest = configuration.partitionLayout.map { [stopSignal, metrics, retry] layout in
             PartitionIngest(
-                configuration: configuration, layout: layout, store: store,
-                deadLetters: DeadLetterPublisher(
-                    topology: configuration.topology, store: store, retry: retry, metrics: metrics, stop: stopSignal, logger: logger,
-                    backoffInitial: configuration.reconnectInitialDelay, backoffMax: configuration.reconnectMaxDelay
-                ),
+                configuration: configuration, layout: layout, store: store, deadLetters: deadLetters,
                 metrics: metrics, retry: retry, stop: stopSignal, logger: logger
             )
         }
@@ -118,10 +120,7 @@ public final class WorkerService: Service, Sendable {
         )
         let intake = MessageIntake(
             configuration: configuration, store: store, tracker: tracker, scheduler: scheduler,
-            deadLetters: DeadLetterPublisher(
-                topology: configuration.topology, store: store, retry: retry, metrics: metrics, stop: stopSignal, logger: logger,
-                backoffInitial: configuration.reconnectInitialDelay, backoffMax: configuration.reconnectMaxDelay
-            ),
+            deadLetters: deadLetters,
             acknowledger: acknowledger, audience: BroadcastAudience(devices: store.devices, ttl: configuration.broadcastAudienceTTL),
             metrics: metrics, retry: retry, logger: logger
         )
@@ -325,7 +324,6 @@ public final class WorkerService: Service, Sendable {
         }
     }
 
-    /// Waits until no delivery is running, at most the shutdown timeout (less if aborted).
     /// Another process copies with another K: its copies to partitions beyond ours are read by
     /// nobody here. Delivered anyway (by the copy's own headers); counted, and logged once per K.
     private func reportCountMismatch(_ slice: PartitionSlice, layout: PartitionLayout) {
@@ -336,6 +334,7 @@ public final class WorkerService: Service, Sendable {
         ])
     }
 
+    /// Waits until no delivery is running, at most until `bound` (less if aborted).
     private func waitForRunningDeliveries(until bound: ShutdownDeadline) async {
         let deadline = bound.instant
         while metrics.running > 0, ContinuousClock.now < deadline, !stopSignal.isAborted, !Task.isCancelled {

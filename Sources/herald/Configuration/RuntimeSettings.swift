@@ -11,7 +11,7 @@ enum RuntimeSettings {
     /// A logger at `log.level` (checked by ``GlobalOptions/settings()``).
     static func logger(_ label: String, settings: Settings) -> Logger {
         var logger = Logger(label: label)
-        logger.logLevel = Logger.Level(rawValue: settings.string(.logLevel, default: "info").lowercased()) ?? .info
+        logger.logLevel = (try? settings.choice(.logLevel, default: Logger.Level.info)) ?? .info
         return logger
     }
 

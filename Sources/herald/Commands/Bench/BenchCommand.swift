@@ -134,7 +134,7 @@ struct BenchCommand: AsyncParsableCommand {
                 pipelineDeliveryRate: Double(delivered) / pipelineSeconds,
                 ratio: (Double(events) / pipelineSeconds) / (Double(events) / bareSeconds),
                 latencyEvents: latencyEvents, latencyRate: latencyRate,
-                latencyP50Milliseconds: p50.map(Self.milliseconds), latencyP99Milliseconds: p99.map(Self.milliseconds),
+                latencyP50Milliseconds: p50.map { $0.seconds * 1000 }, latencyP99Milliseconds: p99.map { $0.seconds * 1000 },
                 peakRSSMegabytes: Self.peakRSSMegabytes(), synchronousCommit: synchronousCommit
             )
             progress("cleaning up")
@@ -207,7 +207,7 @@ struct BenchCommand: AsyncParsableCommand {
         let elapsed = ContinuousClock.now - started
         try? await consumer.cancel()
         await connection.close()
-        return Self.seconds(elapsed)
+        return elapsed.seconds
     }
 
     /// Runs a worker with the null sender while `body` runs; returns the seconds and the
@@ -229,7 +229,7 @@ struct BenchCommand: AsyncParsableCommand {
         let delivered = worker.statistics.delivered
         worker.stop()
         _ = await running.result
-        return (Self.seconds(elapsed), delivered)
+        return (elapsed.seconds, delivered)
     }
 
     private func wait(until condition: () -> Bool, what: String) async throws {
@@ -261,9 +261,6 @@ struct BenchCommand: AsyncParsableCommand {
         await client.close()
         return value
     }
-
-    static func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
-    static func milliseconds(_ d: Duration) -> Double { seconds(d) * 1000 }
 
     /// Peak resident set size of this process (`VmHWM` in /proc/self/status), in megabytes.
     static func peakRSSMegabytes() -> Double? {

@@ -1,6 +1,0 @@
-extension Duration {
-    /// The duration in (fractional) seconds.
-    var inSeconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}
