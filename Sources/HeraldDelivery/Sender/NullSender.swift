@@ -13,6 +13,12 @@ public final class NullSender: PushSender {
         return .sent
     }
 
+    /// Answers every delivery at once, on the caller's thread.
+    public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
+        sent.add(deliveries.count, ordering: .relaxed)
+        for index in deliveries.indices { completion(index, .sent) }
+    }
+
     /// Deliveries accepted so far.
     public var count: Int { sent.load(ordering: .relaxed) }
 }

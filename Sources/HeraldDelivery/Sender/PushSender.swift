@@ -13,6 +13,14 @@ public protocol PushSender: Sendable {
     /// Sends one notification. Never throws: every failure is an outcome.
     func send(_ delivery: PushDelivery) async -> DeliveryOutcome
 
+    /// Starts sending `deliveries` and returns at once: the worker's hot path, one call per
+    /// batch of released deliveries instead of one task per delivery. `completion(i, outcome)`
+    /// is called exactly once for every index `i` of `deliveries`, from any thread, as soon as
+    /// that outcome is known (possibly before `submit` returns). It must be cheap and must not
+    /// block: the worker only queues the outcome. The default runs ``send(_:)`` for each
+    /// delivery in a child task of one task.
+    func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void)
+
     /// Whether a delivery whose outcome was lost (the worker crashed after sending, before
     /// recording) already reached the provider. A sender that cannot know answers `.unknown`,
     /// and the worker sends again with the same collapse id.
@@ -24,6 +32,19 @@ public protocol PushSender: Sendable {
 }
 
 extension PushSender {
+    public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
+        guard !deliveries.isEmpty else { return }
+        // Unstructured on purpose: `submit` returns at once and reports through `completion`;
+        // the children end when their sends do, and senders bound their own in-flight requests.
+        Task {
+            await withDiscardingTaskGroup { group in
+                for (index, delivery) in deliveries.enumerated() {
+                    group.addTask { completion(index, await self.send(delivery)) }
+                }
+            }
+        }
+    }
+
     public func reconcile(_ deliveryKey: DeliveryKey) async -> ReconcileAnswer { .unknown }
 
     public func shutdown() async {}

@@ -16,10 +16,21 @@ public struct RoutingSender: PushSender {
     }
 
     public func send(_ delivery: PushDelivery) async -> DeliveryOutcome {
-        guard let sender = sender(for: delivery.platform) else {
-            return .permanentFailure(reason: "no \(delivery.platform == .ios ? "APNs" : "FCM") credentials are configured")
-        }
+        guard let sender = sender(for: delivery.platform) else { return Self.noSender(delivery.platform) }
         return await sender.send(delivery)
+    }
+
+    /// Splits the batch by platform and hands each part to its sender in one call.
+    public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
+        for platform in Platform.allCases {
+            let indices = deliveries.indices.filter { deliveries[$0].platform == platform }
+            guard !indices.isEmpty else { continue }
+            guard let sender = sender(for: platform) else {
+                for index in indices { completion(index, Self.noSender(platform)) }
+                continue
+            }
+            sender.submit(indices.map { deliveries[$0] }) { part, outcome in completion(indices[part], outcome) }
+        }
     }
 
     /// `.delivered` if either sender knows the delivery reached its provider, `.notDelivered` if
@@ -37,6 +48,10 @@ public struct RoutingSender: PushSender {
     public func shutdown() async {
         await ios?.shutdown()
         await android?.shutdown()
+    }
+
+    private static func noSender(_ platform: Platform) -> DeliveryOutcome {
+        .permanentFailure(reason: "no \(platform == .ios ? "APNs" : "FCM") credentials are configured")
     }
 
     public func sender(for platform: Platform) -> (any PushSender)? {
