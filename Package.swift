@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
     targets: [
@@ -50,8 +51,12 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
 
-        // Pure logic, Foundation only.
-        .target(name: "HeraldCore", swiftSettings: strict),
+        // Pure logic: Foundation and swift-collections only.
+        .target(
+            name: "HeraldCore",
+            dependencies: [.product(name: "DequeModule", package: "swift-collections")],
+            swiftSettings: strict
+        ),
 
         // Wrappers over the C libraries.
         .target(
@@ -91,8 +96,12 @@ let package = Package(
         // Devices, templates, dedupe keys, the delivery journal and caches over PostgreSQL.
         .target(
             name: "HeraldStore",
-            dependencies: ["HeraldCore", "HeraldPostgres", .product(name: "Logging", package: "swift-log")],
-            resources: [.embedInCode("Migrations/0001_initial.sql")],
+            dependencies: [
+                "HeraldCore", "HeraldPostgres", .product(name: "Logging", package: "swift-log"),
+                // Message keys of the journal (SHA-256).
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.embedInCode("Migrations/0001_initial.sql"), .embedInCode("Migrations/0002_journal.sql")],
             swiftSettings: strict
         ),
 
@@ -164,7 +173,7 @@ let package = Package(
         .target(
             name: "HeraldTesting",
             dependencies: [
-                "HeraldPostgres",
+                "HeraldPostgres", "HeraldStore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -19,7 +19,6 @@ public final class Store: Sendable {
     public let devices: DeviceRepository
     public let settings: SettingsRepository
     public let templates: TemplateRepository
-    public let dedupe: DedupeRepository
     public let journal: DeliveryJournal
     public let notificationLog: NotificationLogRepository
     public let deadLetters: DeadLetterRepository
@@ -51,11 +50,11 @@ public final class Store: Sendable {
         self.devices = devices
         self.templates = templates
         self.settings = SettingsRepository(client: client)
-        self.dedupe = DedupeRepository(client: client, retention: configuration.dedupeRetention)
         self.journal = DeliveryJournal(
-            client: client, logRetention: configuration.notificationLogRetention, retention: configuration.deliveryRetention
+            client: client, logRetention: configuration.notificationLogRetention, retention: configuration.deliveryRetention,
+            dedupeRetention: configuration.dedupeRetention
         )
-        self.notificationLog = NotificationLogRepository(client: client)
+        self.notificationLog = NotificationLogRepository(client: client, retention: configuration.notificationLogRetention)
         self.deadLetters = DeadLetterRepository(client: client)
         let defaultCulture = configuration.defaultCulture
         self.templateCache = TemplateCache { () async throws(StoreError) in try await templates.catalog(defaultCulture: defaultCulture) }
@@ -128,20 +127,17 @@ public final class Store: Sendable {
 
     /// How many rows ``expire(limit:)`` deleted.
     public struct ExpiredRows: Sendable, Hashable {
-        public var dedupeKeys: Int
+        /// Journal rows (deliveries, which are also the notification-log entries).
         public var deliveries: Int
-        public var notifications: Int
+        /// Message rows (which also hold the AvoidDublication keys).
+        public var messages: Int
     }
 
-    /// Deletes expired dedupe keys, deliveries and notification-log entries, at most `limit`
-    /// of each per call.
+    /// Deletes expired journal rows and messages, at most `limit` of each per call.
     @discardableResult
     public func expire(limit: Int = 10_000) async throws(StoreError) -> ExpiredRows {
-        ExpiredRows(
-            dedupeKeys: try await dedupe.expire(limit: limit),
-            deliveries: try await journal.expire(limit: limit),
-            notifications: try await notificationLog.expire(limit: limit)
-        )
+        let expired = try await journal.expire(limit: limit)
+        return ExpiredRows(deliveries: expired.deliveries, messages: expired.messages)
     }
 
     private func maintain(every interval: Duration) async {
@@ -156,7 +152,7 @@ public final class Store: Sendable {
                 let slice = 10_000
                 while !Task.isCancelled {
                     let expired = try await expire(limit: slice)
-                    if max(expired.dedupeKeys, expired.deliveries, expired.notifications) < slice { break }
+                    if max(expired.deliveries, expired.messages) < slice { break }
                 }
             } catch {
                 logger.warning("Retention maintenance failed; trying again later", metadata: ["error": "\(error)"])

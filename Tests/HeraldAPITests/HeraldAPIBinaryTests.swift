@@ -120,10 +120,8 @@ struct HeraldAPIBinaryTests {
                 let token = PushTokens.apns("resend")
                 #expect(try await client.send(.put, "/v1/devices/r1", token: user, json: #"{"platform":"ios","token":"\#(token)","culture":"ru-RU"}"#).status == 201)
                 // What the worker records when it sends (claim, then record with the payload).
-                let claims = (1...5).map { DeliveryClaim(deliveryKey: DeliveryKey(messageKey: "m\($0)", deviceId: "r1", userId: "u1"), messageKey: "m\($0)", userId: "u1", deviceId: "r1") }
-                _ = try await store.journal.claim(claims)
-                try await store.journal.record(claims.enumerated().map { index, claim in
-                    .sent(claim.deliveryKey, attempts: 1, eventId: "TransferIssued", payload: #"{"aps":{"alert":"push \#(index + 1)"}}"#)
+                try await JournalSeed.record(store, deviceId: "r1", userId: "u1", messageKeys: (1...5).map { "m\($0)" }, payload: { n in
+                    #"{"aps":{"alert":"push \#(n)"}}"#
                 })
 
                 let missed = try await client.send(.get, "/v1/devices/r1/notifications?after=3", token: user)

@@ -115,7 +115,7 @@ struct ValidationTests {
 
     static func rowCounts(_ api: APIFixture) async throws -> [Int] {
         var counts: [Int] = []
-        for table in ["devices", "device_users", "user_settings", "notification_log"] {
+        for table in ["devices", "device_users", "user_settings", "journal"] {
             counts.append(try await api.database.admin.query("SELECT count(*) FROM \(table)").first?.decode(Int.self, at: 0) ?? -1)
         }
         return counts

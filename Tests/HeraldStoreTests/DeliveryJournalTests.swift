@@ -1,3 +1,4 @@
+import Foundation
 import HeraldCore
 import HeraldPostgres
 import HeraldStore
@@ -6,120 +7,129 @@ import Testing
 
 @Suite("DeliveryJournal")
 struct DeliveryJournalTests {
-    static func claim(_ message: String, _ device: String, user: String = "u1", app: String? = nil) -> DeliveryClaim {
-        DeliveryClaim(
-            deliveryKey: DeliveryKey(messageKey: message, deviceId: device, userId: user), messageKey: message, userId: user,
-            deviceId: device, app: app
-        )
+    /// The store ids of the devices, subscribing them for `user` first.
+    static func devices(_ store: Store, _ ids: [String], user: String = "u1") async throws -> [Int64] {
+        var refs: [Int64] = []
+        for id in ids {
+            try await store.devices.subscribe(StoreFixture.registration(id, user: user))
+            refs.append(try #require(try await store.devices.storeId(deviceId: id)))
+        }
+        return refs
     }
 
-    @Test func freshThenInDoubtThenTerminal() async throws {
+    static func batch(_ messages: [String], _ deliveries: [(Int, Int64)]) -> ClaimBatch {
+        ClaimBatch(messages: messages.map { MessageKey(text: $0) }, deliveries: deliveries.map { ClaimBatch.Delivery(message: $0.0, deviceRef: $0.1) })
+    }
+
+    static func sent(_ deviceRef: Int64, _ position: Int64, message: Int64, user: String = "u1", payload: String = "{}") -> DeliveryRecord {
+        DeliveryRecord(deviceRef: deviceRef, position: position, messageId: message, userId: user, eventId: "E", state: .sent, attempts: 1, payload: Array(payload.utf8))
+    }
+
+    @Test func newMessagesGetRowsAndConsecutivePositionsPerDevice() async throws {
         try await StoreFixture.with { store, _ in
-            try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
-            try await store.devices.subscribe(StoreFixture.registration("d2", user: "u1"))
-            let a = Self.claim("m1", "d1"), b = Self.claim("m1", "d2"), c = Self.claim("m2", "d1")
-            #expect(try await store.journal.claim([]) == [])
-            #expect(try await store.journal.claim([a, b]) == [.fresh(position: 1), .fresh(position: 1)])
-            // Redelivery before any outcome: in doubt, same position.
-            #expect(try await store.journal.claim([a, c]) == [.inDoubt(position: 1, attempts: 0), .fresh(position: 2)])
-
-            #expect(try await store.journal.record([.retrying(a.deliveryKey, attempts: 1, reason: "503")]) == 1)
-            #expect(try await store.journal.claim([a]) == [.inDoubt(position: 1, attempts: 1)])
-            #expect(try await store.journal.record([
-                .sent(a.deliveryKey, attempts: 2, eventId: "TransferIssued", payload: #"{"aps":{"alert":"1"}}"#),
-                .failed(b.deliveryKey, attempts: 1, reason: "PayloadTooLarge"),
-            ]) == 2)
-            #expect(try await store.journal.claim([a, b, c]) == [.alreadySent, .alreadyTerminal(.failed), .inDoubt(position: 2, attempts: 0)])
-
-            let status = try #require(try await store.journal.status(of: a.deliveryKey))
-            #expect(status.state == .sent && status.attempts == 2 && status.position == 1 && status.messageKey == "m1")
-            #expect(try await store.journal.status(of: DeliveryKey(rawValue: "nope")) == nil)
-
-            // Terminal is final: a late record changes nothing and logs nothing twice.
-            #expect(try await store.journal.record([.failed(a.deliveryKey, attempts: 9, reason: "late")]) == 0)
-            #expect(try await store.journal.record([.sent(a.deliveryKey, attempts: 9, eventId: nil, payload: "again")]) == 0)
-            #expect(try await store.journal.status(of: a.deliveryKey)?.state == .sent)
-            let log = try await store.notificationLog.entries(deviceId: "d1", after: 0)
-            #expect(log.map(\.position) == [1])
-            #expect(log.first?.payload == #"{"aps":{"alert":"1"}}"#)
-            #expect(log.first?.eventId == "TransferIssued")
-            #expect(log.first?.deliveryKey == a.deliveryKey)
+            let refs = try await Self.devices(store, ["d1", "d2"])
+            let (d1, d2) = (refs[0], refs[1])
+            #expect(try await store.journal.claim(ClaimBatch()) == ClaimAnswer(messageIds: [], positions: []))
+            // m1 → d1, d2; m2 → d1; a key repeated in the batch is new once; a missing device gets no position.
+            let answer = try await store.journal.claim(Self.batch(["m1", "m2", "m1", "m3"], [(0, d1), (0, d2), (1, d1), (2, d1), (3, 999_999)]))
+            #expect(answer.messageIds[0] != nil && answer.messageIds[1] != nil && answer.messageIds[3] != nil)
+            #expect(answer.messageIds[2] == nil)
+            #expect(answer.positions == [1, 1, 2, nil, nil])
+            // Known messages are not new again and reserve nothing; new ones go on numbering.
+            let again = try await store.journal.claim(Self.batch(["m2", "m4"], [(0, d1), (1, d1)]))
+            #expect(again.messageIds[0] == nil && again.messageIds[1] != nil)
+            #expect(again.positions == [nil, 3])
+            #expect(try await store.devices.device(id: "d1")?.nextPosition == 4)
+            #expect(try await store.journal.reservePositions([d2, d1, d2, 999_999]) == [2, 4, 3, nil])
         }
     }
 
-    @Test func consecutivePositionsPerDeviceInClaimOrder() async throws {
+    @Test func historyTellsWhatWasRecordedForAKnownMessage() async throws {
         try await StoreFixture.with { store, _ in
-            try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
-            try await store.devices.subscribe(StoreFixture.registration("d2", user: "u2"))
-            let claims = [
-                Self.claim("m1", "d1"), Self.claim("m1", "d2", user: "u2"), Self.claim("m2", "d1"), Self.claim("m1", "d1", user: "u9"),
-                Self.claim("m3", "d1"), Self.claim("m2", "d1"), Self.claim("m1", "ghost"),
-            ]
-            // A key repeated in the batch is fresh once; a device that does not exist is reported.
-            #expect(try await store.journal.claim(claims) == [
-                .fresh(position: 1), .fresh(position: 1), .fresh(position: 2), .fresh(position: 3),
-                .fresh(position: 4), .inDoubt(position: 2, attempts: 0), .unknownDevice,
+            let refs = try await Self.devices(store, ["d1", "d2", "d3"])
+            let answer = try await store.journal.claim(Self.batch(["m1"], refs.map { (0, $0) }))
+            let id = try #require(answer.messageIds[0])
+            try await store.journal.record([
+                Self.sent(refs[0], 1, message: id, payload: #"{"aps":{"alert":"1"}}"#),
+                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", eventId: "E", state: .pending, attempts: 2, lastError: "503"),
             ])
-            #expect(try await store.journal.claim([Self.claim("m4", "d1"), Self.claim("m2", "d2", user: "u2")]) == [.fresh(position: 5), .fresh(position: 2)])
-            #expect(try await store.devices.device(id: "d1")?.nextPosition == 6)
+            #expect(try await store.journal.claim(Self.batch(["m1"], [(0, refs[0])])).messageIds == [nil])
+            let history = try #require(try await store.journal.history(of: [MessageKey(text: "m1"), MessageKey(text: "unknown")]).first)
+            #expect(history.id == id && history.key == MessageKey(text: "m1"))
+            #expect(Set(history.deliveries) == [
+                MessageHistory.Recorded(deviceRef: refs[0], userId: "u1", position: 1, state: .sent, attempts: 1),
+                MessageHistory.Recorded(deviceRef: refs[1], userId: "u1", position: 1, state: .pending, attempts: 2),
+            ])
+            #expect(try await store.journal.history(of: [MessageKey(text: "unknown")]).isEmpty)
+
+            // The retried one ends: its pending row is completed; a terminal row is final.
+            try await store.journal.record([
+                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", eventId: "E", state: .sent, attempts: 3,
+                               payload: Array("{}".utf8), completesPendingRow: true),
+            ])
+            try await store.journal.record([
+                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", eventId: "E", state: .failed, attempts: 9,
+                               lastError: "late", completesPendingRow: true),
+            ])
+            // Recording the same outcome twice (its answer was lost) changes nothing.
+            try await store.journal.record([Self.sent(refs[0], 1, message: id, payload: "again")])
+            let statuses = try await store.journal.deliveries(ofMessage: MessageKey(text: "m1"))
+            #expect(statuses.map(\.state) == [.sent, .sent])
+            #expect(statuses.map(\.attempts) == [1, 3])
+            #expect(statuses.first?.deliveryKey == DeliveryKey(messageKey: "m1", deviceId: "d1", userId: "u1"))
+            #expect(statuses.first?.deviceId == "d1" && statuses.first?.eventId == "E")
+            let log = try await store.notificationLog.entries(deviceId: "d1", after: 0)
+            #expect(log.map(\.payload) == [#"{"aps":{"alert":"1"}}"#])
+            #expect(log.first?.deliveryKey == DeliveryKey(messageKey: "m1", deviceId: "d1", userId: "u1"))
         }
     }
 
-    @Test func concurrentClaimsOfOneKeyAreFreshExactlyOnce() async throws {
+    @Test func partitionCopiesOfOneMessageAreApart() async throws {
+        try await StoreFixture.with { store, _ in
+            let refs = try await Self.devices(store, ["d1"])
+            let copies = [MessageKey(text: "m1", partitionSuffix: "#p0/2"), MessageKey(text: "m1", partitionSuffix: "#p1/2")]
+            let answer = try await store.journal.claim(ClaimBatch(messages: copies, deliveries: [.init(message: 0, deviceRef: refs[0])]))
+            #expect(answer.messageIds.allSatisfy { $0 != nil })
+            #expect(copies[0].digest != MessageKey(text: "m1").digest)
+        }
+    }
+
+    /// Claims over the same devices from three tasks, in opposite orders: each device's
+    /// positions stay unique and consecutive (deadlocks, if the database reports one, are
+    /// retried by the caller as any transient error).
+    @Test func concurrentClaimsOverSharedDevicesNeverRepeatOrSkipPositions() async throws {
         try await StoreFixture.with(configure: { $0.database.poolSize = 4 }) { store, _ in
-            try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
-            for round in 0..<25 {
-                let claims = (0..<20).map { Self.claim("m\(round)-\($0)", "d1") }
-                let results = try await withThrowingTaskGroup(of: [ClaimResult].self) { group in
-                    group.addTask { try await store.journal.claim(claims) }
-                    group.addTask { try await store.journal.claim(claims.reversed()) }
-                    var all: [ClaimResult] = []
-                    for try await batch in group { all += batch }
-                    return all
-                }
-                let fresh = results.compactMap { if case .fresh(let p) = $0 { p } else { nil } }
-                let inDoubt = results.compactMap { if case .inDoubt(let p, _) = $0 { p } else { nil } }
-                #expect(fresh.count == claims.count, "round \(round)")
-                #expect(inDoubt.count == claims.count, "round \(round)")
-                #expect(Set(fresh) == Set(inDoubt))
-                #expect(Set(fresh).count == claims.count, "positions never repeat")
-            }
-            #expect(try await store.devices.device(id: "d1")?.nextPosition == 25 * 20 + 1)
-        }
-    }
-
-    /// Batches over the same devices in opposite orders: devices are locked in one global
-    /// order, so neither deadlocks, and every device's positions stay contiguous.
-    @Test func concurrentBatchesOverSharedDevicesNeitherDeadlockNorSkipPositions() async throws {
-        try await StoreFixture.with(configure: { $0.database.poolSize = 4 }) { store, database in
-            let devices = (0..<40).map { "d\($0)" }
-            try await store.devices.importDevices(devices.map { StoreFixture.registration($0, user: "u-\($0)") })
+            let names = (0..<40).map { "d\($0)" }
+            try await store.devices.importDevices(names.map { StoreFixture.registration($0, user: "u-\($0)") })
+            var refs: [Int64] = []
+            for name in names { refs.append(try #require(try await store.devices.storeId(deviceId: name))) }
             let rounds = 15
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            let deviceRefs = refs
+            let positions = try await withThrowingTaskGroup(of: [(Int64, Int64)].self) { group in
                 for lane in 0..<3 {
                     group.addTask {
+                        var got: [(Int64, Int64)] = []
                         for round in 0..<rounds {
-                            var claims = devices.map { Self.claim("lane\(lane)-round\(round)", $0) }
-                            if lane % 2 == 1 { claims.reverse() }
-                            let results = try await store.journal.claim(claims)
-                            #expect(results.allSatisfy { if case .fresh = $0 { true } else { false } })
+                            let devices = lane % 2 == 1 ? deviceRefs.reversed() : deviceRefs
+                            let batch = Self.batch(["lane\(lane)-round\(round)"], devices.map { (0, $0) })
+                            var answer: ClaimAnswer?
+                            for _ in 0..<10 where answer == nil {
+                                do { answer = try await store.journal.claim(batch) } catch let error as StoreError where error.isTransient { continue }
+                            }
+                            let claimed = try #require(answer)
+                            for (device, position) in zip(devices, claimed.positions) { got.append((device, try #require(position))) }
                         }
+                        return got
                     }
                 }
-                try await group.waitForAll()
+                var all: [(Int64, Int64)] = []
+                for try await part in group { all += part }
+                return all
             }
-            for device in devices {
-                #expect(try await store.devices.device(id: device)?.nextPosition == 3 * rounds + 1)
+            for ref in refs {
+                let mine = positions.filter { $0.0 == ref }.map(\.1).sorted()
+                #expect(mine == Array(1...Int64(3 * rounds)))
             }
-            let irregular = try await database.admin.query(
-                """
-                SELECT count(*) FROM (
-                    SELECT count(DISTINCT position) AS n, min(position) AS low, max(position) AS high FROM deliveries GROUP BY device_ref
-                ) p WHERE n <> $1 OR low <> 1 OR high <> $1
-                """,
-                [3 * rounds]
-            )
-            #expect(try irregular.first?.decode(Int.self, at: 0) == 0)
         }
     }
 
@@ -127,31 +137,39 @@ struct DeliveryJournalTests {
         try await StoreFixture.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1", token: "T1"))
             try await store.devices.subscribe(StoreFixture.registration("d2", user: "u1", token: "T2"))
-            let a = Self.claim("m1", "d1"), b = Self.claim("m1", "d2")
-            _ = try await store.journal.claim([a, b])
+            let d1 = try #require(try await store.devices.storeId(deviceId: "d1")), d2 = try #require(try await store.devices.storeId(deviceId: "d2"))
+            let answer = try await store.journal.claim(Self.batch(["m1"], [(0, d1), (0, d2)]))
+            let id = try #require(answer.messageIds[0])
             try await store.devices.setToken("T2-refreshed", deviceId: "d2")
             try await store.journal.record([
-                .tokenDead(a.deliveryKey, attempts: 1, token: "T1", reason: "Unregistered"),
-                .tokenDead(b.deliveryKey, attempts: 1, token: "T2", reason: "Unregistered"),
+                DeliveryRecord(deviceRef: d1, position: 1, messageId: id, userId: "u1", eventId: "E", state: .tokenDead, attempts: 1, lastError: "Unregistered", token: "T1"),
+                DeliveryRecord(deviceRef: d2, position: 1, messageId: id, userId: "u1", eventId: "E", state: .tokenDead, attempts: 1, lastError: "Unregistered", token: "T2"),
             ])
             #expect(try await store.devices.device(id: "d1")?.tokenState == .dead)
             #expect(try await store.devices.device(id: "d1")?.tokenDeadReason == "Unregistered")
             #expect(try await store.devices.device(id: "d2")?.tokenState == .active)
-            #expect(try await store.journal.status(of: b.deliveryKey)?.state == .tokenDead)
-            #expect(try await store.journal.status(of: b.deliveryKey)?.lastError == "Unregistered")
+            let statuses = try await store.journal.deliveries(ofMessage: MessageKey(text: "m1"))
+            #expect(statuses.map(\.state) == [.tokenDead, .tokenDead])
+            #expect(statuses.map(\.lastError) == ["Unregistered", "Unregistered"])
             #expect(try await store.devices.subscriptions(forUsers: ["u1"]).map(\.deviceId) == ["d2"])
         }
     }
 
-    @Test func expireForgetsOldDeliveries() async throws {
+    @Test func expireForgetsOldDeliveriesAndMessages() async throws {
         try await StoreFixture.with { store, database in
-            try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
-            let old = Self.claim("old", "d1"), young = Self.claim("young", "d1")
-            _ = try await store.journal.claim([old, young])
-            try await database.admin.execute("UPDATE deliveries SET claimed_at = now() - interval '30 days' WHERE message_key = 'old'")
-            #expect(try await store.journal.expire() == 1)
-            #expect(try await store.journal.status(of: old.deliveryKey) == nil)
-            #expect(try await store.journal.status(of: young.deliveryKey) != nil)
+            let refs = try await Self.devices(store, ["d1"])
+            let answer = try await store.journal.claim(Self.batch(["old", "young"], [(0, refs[0]), (1, refs[0])]))
+            try await store.journal.record([
+                Self.sent(refs[0], 1, message: try #require(answer.messageIds[0])), Self.sent(refs[0], 2, message: try #require(answer.messageIds[1])),
+            ])
+            try await database.admin.execute("UPDATE journal SET recorded_at = now() - interval '60 days' WHERE position = 1")
+            try await database.admin.execute("UPDATE messages SET received_at = now() - interval '60 days' WHERE key_text = 'old'")
+            let expired = try await store.journal.expire()
+            #expect(expired.deliveries == 1 && expired.messages == 1)
+            #expect(try await store.journal.deliveries(ofMessage: MessageKey(text: "old")).isEmpty)
+            #expect(try await store.journal.deliveries(ofMessage: MessageKey(text: "young")).count == 1)
+            // A message forgotten is new again.
+            #expect(try await store.journal.claim(Self.batch(["old"], [])).messageIds.allSatisfy { $0 != nil })
         }
     }
 }

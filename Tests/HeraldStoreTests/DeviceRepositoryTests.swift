@@ -142,7 +142,7 @@ struct DeviceRepositoryTests {
             let subscription = try #require(try await store.devices.subscriptions(forUsers: ["u1", "nobody"]).first)
             #expect(subscription == Subscription(
                 deviceId: "d1", token: "token-d1", platform: .android, userId: "u1", culture: "en-US", zoneId: "w1", branchId: "7",
-                tags: ["t1"], mutedTags: ["promo"], isEnabled: false, app: nil
+                tags: ["t1"], mutedTags: ["promo"], isEnabled: false, app: nil, deviceRef: try await store.devices.storeId(deviceId: "d1")
             ))
         }
     }
@@ -195,15 +195,13 @@ struct DeviceRepositoryTests {
     @Test func deleteRemovesTheDeviceItsUsersAndItsLog() async throws {
         try await StoreFixture.with { store, database in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
-            let key = DeliveryKey(messageKey: "m1", deviceId: "d1", userId: "u1")
-            _ = try await store.journal.claim([DeliveryClaim(deliveryKey: key, messageKey: "m1", userId: "u1", deviceId: "d1")])
-            try await store.journal.record([.sent(key, attempts: 1, eventId: "E", payload: "{}")])
+            try await JournalSeed.record(store, deviceId: "d1", userId: "u1", messageKeys: ["m1"])
             #expect(try await store.notificationLog.count(deviceId: "d1", after: 0) == 1)
 
             #expect(try await store.devices.delete(deviceId: "d1"))
             #expect(try await store.devices.device(id: "d1") == nil)
             #expect(try await store.devices.delete(deviceId: "d1") == false)
-            let leftovers = try await database.admin.query("SELECT (SELECT count(*) FROM device_users) + (SELECT count(*) FROM notification_log)")
+            let leftovers = try await database.admin.query("SELECT (SELECT count(*) FROM device_users) + (SELECT count(*) FROM journal)")
             #expect(try leftovers.first?.decode(Int.self, at: 0) == 0)
             #expect(try await store.devices.setBadge(3, deviceId: "d1") == false)
         }

@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldPostgres
 import HeraldStore
 import HeraldTesting
@@ -16,8 +17,8 @@ struct MigrationTests {
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name"
             ).map { (row) throws(PostgresError) in try row.decode(String.self, at: 0) }
             #expect(tables == [
-                "dead_letters", "dedupe_keys", "deliveries", "device_users", "devices", "event_metadata", "herald_schema_migrations",
-                "notification_log", "templates", "user_settings",
+                "dead_letters", "device_users", "devices", "event_metadata", "herald_schema_migrations", "journal", "messages", "templates",
+                "user_settings",
             ])
         }
     }
@@ -40,5 +41,39 @@ struct MigrationTests {
         #expect(migrations.first?.version == 1)
         #expect(migrations.map(\.version) == Array(1...migrations.count))
         #expect(migrations[0].sql.contains("CREATE TABLE deliveries"))
+        #expect(migrations[1].sql.contains("CREATE TABLE journal"))
+    }
+
+    /// A database of version 1 with data: after the upgrade, apps still fetch their logs (same
+    /// collapse ids), a redelivered message still finds what was sent and what is in doubt, and
+    /// AvoidDublication keys are still remembered.
+    @Test func upgradeFromVersionOneKeepsLogsJournalAndDedupeKeys() async throws {
+        try await StoreFixture.with(migrate: false) { store, database in
+            _ = try await MigrationRunner(migrations: [Store.migrations[0]]).migrate(on: database.admin)
+            try await database.admin.execute(
+                "INSERT INTO devices (device_id, platform, token, culture) VALUES ('d1', 'ios', 't1', 'ru-RU'), ('d2', 'android', 't2', 'ru-RU')"
+            )
+            _ = try await database.admin.query(
+                "SELECT * FROM herald_claim_deliveries(ARRAY['k1', 'k2'], ARRAY['m1', 'm1'], ARRAY['u1', 'u1'], ARRAY['default', 'default'], ARRAY['d1', 'd2'])"
+            )
+            _ = try await database.admin.query(
+                "SELECT herald_record_deliveries(ARRAY['k1'], ARRAY['sent'], ARRAY[1::bigint], ARRAY[NULL], ARRAY['E'], ARRAY['{\"a\":1}'], ARRAY[NULL], 3600)"
+            )
+            try await database.admin.execute("INSERT INTO dedupe_keys VALUES ('m9', now(), now() + interval '1 day')")
+
+            #expect(try await store.migrate() == [2])
+            let log = try await store.notificationLog.entries(deviceId: "d1", after: 0)
+            #expect(log.map(\.payload) == [#"{"a":1}"#])
+            #expect(log.map(\.deliveryKey.rawValue) == ["k1"])
+            let d1 = try #require(try await store.devices.storeId(deviceId: "d1")), d2 = try #require(try await store.devices.storeId(deviceId: "d2"))
+            let history = try #require(try await store.journal.history(of: [MessageKey(text: "m1")]).first)
+            #expect(Set(history.deliveries) == [
+                MessageHistory.Recorded(deviceRef: d1, userId: "u1", position: 1, state: .sent, attempts: 1),
+                MessageHistory.Recorded(deviceRef: d2, userId: "u1", position: 1, state: .pending, attempts: 0),
+            ])
+            #expect(try await store.journal.claim(ClaimBatch(messages: [MessageKey(text: "m9")])).messageIds == [nil])
+            // Numbering goes on where version 1 left it.
+            #expect(try await store.journal.reservePositions([d1]) == [2])
+        }
     }
 }

@@ -11,48 +11,15 @@ import Testing
 /// Unit tests of the pipeline's pieces: no broker, no database.
 @Suite("Pipeline pieces")
 struct PipelinePiecesTests {
-    // MARK: Batcher
-
-    @Test func batcherGathersConcurrentCallersIntoFewFlushes() async throws {
-        let flushed = Mutex<[[Int]]>([])
-        let batcher = Batcher<Int>(maxBatch: 50, window: .milliseconds(5), maxConcurrent: 1) { items in
-            flushed.withLock { $0.append(items) }
-            try? await Task.sleep(for: .milliseconds(2))
-            return true
-        }
-        let answers = await withTaskGroup(of: Bool.self) { group in
-            for n in 0..<200 { group.addTask { await batcher.submit(n) } }
-            return await group.reduce(into: [Bool]()) { $0.append($1) }
-        }
-        let batches = flushed.withLock { $0 }
-        #expect(answers.count == 200 && answers.allSatisfy { $0 })
-        #expect(batches.flatMap { $0 }.sorted() == Array(0..<200), "every item flushed exactly once")
-        #expect(batches.allSatisfy { $0.count <= 50 })
-        #expect(batches.count < 40, "200 concurrent callers made \(batches.count) flushes")
-        #expect(await batcher.flushes == batches.count)
-    }
-
-    @Test func batcherReturnsOnlyAfterItsBatchWasFlushedAndPassesTheAnswer() async {
-        let done = Atomic<Int>(0)
-        let batcher = Batcher<Int>(maxBatch: 10, window: .zero, maxConcurrent: 2) { items in
-            try? await Task.sleep(for: .milliseconds(20))
-            done.add(items.count, ordering: .relaxed)
-            return items.first != 13
-        }
-        #expect(await batcher.submit(1) == true)
-        #expect(done.load(ordering: .relaxed) == 1, "submit returned after the flush")
-        #expect(await batcher.submit(13) == false, "the flush's answer reaches the caller")
-    }
-
     // MARK: MessageTracker
 
-    /// Runs `body` with a factory of tracked messages. A message record names the connection
-    /// to acknowledge on; the tracker itself never uses it.
-    private func withMessages(_ body: (_ message: (UInt64) -> MessageTracker.Message) async throws -> Void) async throws {
+    /// Runs `body` with a factory of tracked messages. A message names the connection to
+    /// acknowledge on; the tracker itself never uses it.
+    private func withMessages(_ body: (_ message: (UInt64, UInt64) -> TrackedMessage) async throws -> Void) async throws {
         let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: TestEnvironment.amqpURL))
         do {
-            try await body { tag in
-                MessageTracker.Message(delivery: AMQPDelivery(body: Data(), routingKey: "q", deliveryTag: tag), connection: connection, session: 1)
+            try await body { tag, session in
+                TrackedMessage(delivery: AMQPDelivery(body: Data(), routingKey: "q", deliveryTag: tag), connection: connection, session: session)
             }
         } catch {
             await connection.close()
@@ -61,17 +28,29 @@ struct PipelinePiecesTests {
         await connection.close()
     }
 
-    @Test func trackerAcknowledgesAMessageOnlyWhenSealedAndEveryDeliveryFinished() async throws {
+    /// A delivery of journal message `message` to device `device`.
+    private func delivery(message: Int64, device: Int64) -> Delivery {
+        let event = Event(id: "E", type: .message, dateTime: EventTimestamp(date: Date()), filters: [], params: [])
+        let context = MessageContext(event: event, metadata: .defaults(for: "E"), key: MessageKey(text: "m\(message)"), journalId: message, publishedAt: nil)
+        let subscription = Subscription(deviceId: "d\(device)", token: "t\(device)", platform: .ios, userId: "u", culture: "ru-RU", deviceRef: device)
+        let rendered = RenderedNotification(eventId: "E", culture: "ru-RU", platform: .ios, title: "", body: "b", metadata: .defaults(for: "E"), isSilent: false)
+        return Delivery(
+            context: context, recipient: Recipient(subscription: subscription, addressedUserId: "u"), rendered: rendered, deviceRef: device, position: 1,
+            inDoubt: false, attempts: 0, hasPendingRow: false
+        )
+    }
+
+    @Test func trackerAcknowledgesAMessageOnlyWhenEveryDeliveryIsFinished() async throws {
         try await withMessages { message in
             let tracker = MessageTracker()
-            let a = tracker.register(message(1))
-            let k1 = DeliveryKey(rawValue: "k1"), k2 = DeliveryKey(rawValue: "k2")
-            #expect(tracker.attach(a, to: k1) == .started)
-            #expect(tracker.finish(k1).isEmpty, "not sealed yet: fan-out is still running")
-            #expect(tracker.attach(a, to: k2) == .started)
-            #expect(tracker.seal(a) == nil, "k2 still in flight")
-            let ready = tracker.finish(k2)
-            #expect(ready.map(\.delivery.deliveryTag) == [1])
+            let a = message(1, 1)
+            tracker.register(a)
+            let d1 = delivery(message: 1, device: 1), d2 = delivery(message: 1, device: 2)
+            let (started, settled) = tracker.fanOut([(a, [.start(d1), .start(d2)])])
+            #expect(started.count == 2 && settled.isEmpty)
+            #expect(tracker.finish([d1]).isEmpty, "d2 still in flight")
+            #expect(tracker.finish([d2]).map(\.delivery.deliveryTag) == [1])
+            #expect(tracker.finish([d2]).isEmpty, "finishing twice settles nothing twice")
             #expect(tracker.messageCount == 0 && tracker.deliveryCount == 0)
         }
     }
@@ -79,26 +58,43 @@ struct PipelinePiecesTests {
     @Test func trackerJoinsADeliveryAlreadyInFlightAndReleasesBothMessages() async throws {
         try await withMessages { message in
             let tracker = MessageTracker()
-            let first = tracker.register(message(1))
-            let again = tracker.register(message(2))
-            let key = DeliveryKey(rawValue: "k")
-            #expect(tracker.attach(first, to: key) == .started)
-            #expect(tracker.attach(again, to: key) == .joined, "the redelivered message waits for the same delivery")
-            #expect(tracker.seal(first) == nil && tracker.seal(again) == nil)
-            #expect(Set(tracker.finish(key).map(\.delivery.deliveryTag)) == [1, 2])
+            let first = message(1, 1), again = message(2, 1)
+            tracker.register(first)
+            tracker.register(again)
+            let d = delivery(message: 7, device: 1)
+            #expect(tracker.fanOut([(first, [.start(d)])]).started.count == 1)
+            #expect(tracker.pinIfInFlight(d.joinKey))
+            #expect(!tracker.pinIfInFlight(delivery(message: 7, device: 2).joinKey))
+            let (started, settled) = tracker.fanOut([(again, [.join(d.joinKey)])])
+            #expect(started.isEmpty && settled.isEmpty, "the redelivered message waits for the same delivery")
+            #expect(Set(tracker.finish([d]).map(\.delivery.deliveryTag)) == [1, 2])
         }
     }
 
-    @Test func trackerNeverAcknowledgesAMessageWithAnAbandonedDelivery() async throws {
+    @Test func aJoinOfADeliveryThatFinishedMeanwhileSettlesAtOnce() async throws {
         try await withMessages { message in
             let tracker = MessageTracker()
-            let id = tracker.register(message(1))
-            let k1 = DeliveryKey(rawValue: "k1"), k2 = DeliveryKey(rawValue: "k2")
-            _ = tracker.attach(id, to: k1)
-            _ = tracker.attach(id, to: k2)
-            #expect(tracker.seal(id) == nil)
-            tracker.abandon(k1)
-            #expect(tracker.finish(k2).isEmpty)
+            let first = message(1, 1), again = message(2, 1)
+            tracker.register(first)
+            tracker.register(again)
+            let d = delivery(message: 7, device: 1)
+            _ = tracker.fanOut([(first, [.start(d)])])
+            #expect(tracker.pinIfInFlight(d.joinKey))
+            #expect(tracker.isAwaited(d))
+            #expect(tracker.finish([d]).count == 1)
+            #expect(tracker.fanOut([(again, [.join(d.joinKey)])]).settled.map(\.delivery.deliveryTag) == [2], "recorded: nothing left to wait for")
+        }
+    }
+
+    @Test func trackerNeverAcknowledgesAMessageWithADroppedDelivery() async throws {
+        try await withMessages { message in
+            let tracker = MessageTracker()
+            let m = message(1, 1)
+            tracker.register(m)
+            let d1 = delivery(message: 1, device: 1), d2 = delivery(message: 1, device: 2)
+            _ = tracker.fanOut([(m, [.start(d1), .start(d2)])])
+            tracker.drop([d1])
+            #expect(tracker.finish([d2]).isEmpty)
             #expect(tracker.messageCount == 1, "still unsettled: the broker requeues it")
             #expect(tracker.forgetSession(1) == 1)
             #expect(tracker.messageCount == 0)
@@ -108,48 +104,67 @@ struct PipelinePiecesTests {
     @Test func aDeliveryWhoseMessagesWentWithALostConnectionIsNoLongerAwaited() async throws {
         try await withMessages { message in
             let tracker = MessageTracker()
-            let key = DeliveryKey(rawValue: "k")
-            let lost = tracker.register(message(1))
-            #expect(tracker.attach(lost, to: key) == .started)
-            #expect(tracker.isAwaited(key))
+            let lost = message(1, 1)
+            tracker.register(lost)
+            let d = delivery(message: 1, device: 1)
+            _ = tracker.fanOut([(lost, [.start(d)])])
+            #expect(tracker.isAwaited(d))
             #expect(tracker.forgetSession(1) == 1)
-            #expect(!tracker.isAwaited(key), "the broker requeued its message: not ours to send any more")
-            let first = message(2)
-            let redelivered = tracker.register(MessageTracker.Message(delivery: first.delivery, connection: first.connection, session: 2))
-            #expect(tracker.attach(redelivered, to: key) == .joined, "the message came back here before the lane reached it")
-            #expect(tracker.isAwaited(key))
+            #expect(!tracker.isAwaited(d), "the broker requeued its message: not ours to send any more")
+            #expect(!tracker.settle(lost), "never acknowledged on the lost connection")
+            let redelivered = message(1, 2)
+            tracker.register(redelivered)
+            #expect(tracker.pinIfInFlight(d.joinKey))
+            #expect(tracker.isAwaited(d), "a joiner is on its way")
+            _ = tracker.fanOut([(redelivered, [.join(d.joinKey)])])
+            #expect(tracker.isAwaited(d), "the message came back here before the lane reached it")
+            #expect(tracker.finish([d]).map(\.session) == [2])
         }
     }
 
     @Test func anInboxDropsWhatItHoldsWhenItsConsumerFails() async throws {
         try await withMessages { message in
-            let tracker = MessageTracker()
             let inbox = DeliveryInbox()
-            for tag in 1...3 {
-                let m = message(UInt64(tag))
-                inbox.put(DeliveryInbox.Item(id: tracker.register(m), message: m))
-            }
+            for tag in 1...3 { inbox.put(message(UInt64(tag), 1)) }
             inbox.end(error: AMQPError(code: .connectionLost, call: "test", message: "severed"))
             #expect(await inbox.take(max: 10) == nil, "requeued by the broker: never processed here")
             #expect(inbox.endError != nil)
 
             let normal = DeliveryInbox()
-            let m = message(4)
-            normal.put(DeliveryInbox.Item(id: tracker.register(m), message: m))
+            normal.put(message(4, 1))
             normal.end(error: nil)
             #expect(await normal.take(max: 10)?.count == 1, "a cancelled consumer's messages are still ours")
         }
     }
 
-    @Test func trackerSealsAMessageWithoutDeliveriesAtOnce() async throws {
+    @Test func trackerSettlesAMessageWithoutDeliveriesAtOnce() async throws {
         try await withMessages { message in
             let tracker = MessageTracker()
-            let id = tracker.register(message(7))
-            #expect(tracker.seal(id)?.delivery.deliveryTag == 7)
-            let other = tracker.register(message(8))
-            #expect(tracker.remove(other)?.delivery.deliveryTag == 8)
+            let m = message(7, 1), other = message(8, 1)
+            tracker.register(m)
+            tracker.register(other)
+            #expect(tracker.fanOut([(m, [])]).settled.map(\.delivery.deliveryTag) == [7])
+            #expect(tracker.settle(other))
+            #expect(!tracker.settle(other), "settled once")
             #expect(tracker.messageCount == 0)
         }
+    }
+
+    // MARK: Retry parking
+
+    @Test func parkedDeliveriesComeOutByDueTime() {
+        var parked = ParkedDeliveries()
+        let now = ContinuousClock.now
+        let late = delivery(message: 1, device: 1), early = delivery(message: 2, device: 2), tie = delivery(message: 3, device: 3)
+        parked.insert(late, due: now + .seconds(5))
+        parked.insert(early, due: now + .seconds(1))
+        parked.insert(tie, due: now + .seconds(1))
+        #expect(parked.earliest == now + .seconds(1))
+        #expect(parked.popDue(now: now).isEmpty)
+        #expect(parked.popDue(now: now + .seconds(2)).map(\.deviceRef) == [2, 3])
+        #expect(parked.count == 1)
+        #expect(parked.removeAll().map(\.deviceRef) == [1])
+        #expect(parked.earliest == nil)
     }
 
     // MARK: Dead-letter headers

@@ -1,19 +1,23 @@
-/// Per-user FIFO ordering with a bounded number of users in flight: a pure, synchronous state
-/// machine that the worker drives from an actor.
+import DequeModule
+
+/// Per-user FIFO ordering with a bounded number of lanes: a pure, synchronous state machine that
+/// the worker drives from one task.
 ///
 /// - A user's deliveries are released strictly in the order they were enqueued, and the next
 ///   one only after the previous one was ``complete(_:)``d (seed 000 requirement 24: "account
 ///   blocked" must not overtake "invoice issued").
-/// - At most ``lanes`` users have a delivery in flight at once (the seed's "number of
-///   threads"); different users run concurrently.
-/// - Work-conserving and fair: whenever fewer than `lanes` users are running and some user has
-///   a waiting delivery, one is released; users waiting for a lane are served in the order they
+/// - At most ``lanes`` deliveries are being sent at once (the seed's "number of threads");
+///   different users run concurrently.
+/// - A delivery that waits for a retry is ``park(_:)``ed: its user stays blocked (its later
+///   deliveries still wait, so order holds) but its lane goes to someone else; when its time
+///   comes it is ``resume(_:item:)``d and takes the next free lane before anyone else.
+/// - Work-conserving and fair: whenever a lane is free and some user that is not blocked has a
+///   waiting delivery, one is released; users waiting for a lane are served in the order they
 ///   became ready, and a user who completes and still has work goes to the back of that line.
 ///
-/// Every operation is O(1) amortised. Not thread-safe by itself (a value type): keep it inside
-/// one actor.
-public struct PerUserScheduler<Item: Sendable>: Sendable {
-    /// The handle of one released delivery; give it back to ``complete(_:)``.
+/// Every operation is O(1) amortised. Not thread-safe by itself (a value type).
+public struct PerUserScheduler<Item> {
+    /// The handle of one released delivery; give it back to ``complete(_:)`` or ``park(_:)``.
     public struct Ticket: Sendable, Hashable, CustomStringConvertible {
         /// Arrival number, unique and increasing across all users.
         public let sequence: UInt64
@@ -22,44 +26,24 @@ public struct PerUserScheduler<Item: Sendable>: Sendable {
     }
 
     /// A delivery that may start now.
-    public struct Release: Sendable {
+    public struct Release {
         public let ticket: Ticket
         public let item: Item
     }
 
-    /// Deliveries of one user that wait behind its in-flight one (a queue with a moving head).
-    private struct UserQueue: Sendable {
-        var items: [(UInt64, Item)] = []
-        var head = 0
-        var isEmpty: Bool { head == items.count }
-        var count: Int { items.count - head }
-
-        mutating func push(_ entry: (UInt64, Item)) { items.append(entry) }
-
-        mutating func pop() -> (UInt64, Item)? {
-            guard head < items.count else { return nil }
-            let entry = items[head]
-            head += 1
-            if head == items.count {
-                items.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 64 && head * 2 >= items.count {
-                items.removeFirst(head)
-                head = 0
-            }
-            return entry
-        }
-    }
-
-    /// Concurrency limit: users with a delivery in flight at once (≥ 1).
+    /// Concurrency limit: deliveries being sent at once (≥ 1).
     public let lanes: Int
     private var nextSequence: UInt64 = 0
-    private var waiting: [String: UserQueue] = [:]
-    /// user → sequence of its in-flight delivery.
-    private var running: [String: UInt64] = [:]
-    /// Users with waiting deliveries and nothing in flight, in the order they became ready.
-    private var ready: [String] = []
-    private var readyHead = 0
+    /// Deliveries of each user waiting behind its blocked one.
+    private var waiting: [String: Deque<(UInt64, Item)>] = [:]
+    /// user → sequence of its delivery in flight or parked: the user is blocked.
+    private var blocked: [String: UInt64] = [:]
+    /// Users whose blocked delivery is parked (holds no lane).
+    private var parked: Set<String> = []
+    /// Parked deliveries whose time has come, waiting for a lane (served first).
+    private var resuming: Deque<Release> = []
+    /// Users with waiting deliveries and nothing blocked, in the order they became ready.
+    private var ready: Deque<String> = []
     private var waitingTotal = 0
 
     /// `lanes` below 1 is treated as 1.
@@ -67,65 +51,107 @@ public struct PerUserScheduler<Item: Sendable>: Sendable {
         self.lanes = max(1, lanes)
     }
 
-    /// Users with a delivery in flight.
-    public var runningCount: Int { running.count }
+    /// Deliveries holding a lane (released and not parked).
+    public var runningCount: Int { blocked.count - parked.count }
+    /// Deliveries waiting for their retry (parked, or resumed and waiting for a lane).
+    public var parkedCount: Int { parked.count }
     /// Deliveries enqueued but not yet released.
     public var waitingCount: Int { waitingTotal }
-    /// Nothing in flight and nothing waiting.
-    public var isIdle: Bool { running.isEmpty && waitingTotal == 0 }
-    /// Whether `user` has a delivery in flight.
-    public func isRunning(user: String) -> Bool { running[user] != nil }
+    /// Nothing in flight, parked or waiting.
+    public var isIdle: Bool { blocked.isEmpty && waitingTotal == 0 }
+    /// Whether `user` has a delivery in flight or parked.
+    public func isRunning(user: String) -> Bool { blocked[user] != nil }
 
     /// Adds a delivery for `user`; returns the deliveries that may start now (this one, or
     /// nothing when it must wait).
     public mutating func enqueue(_ item: Item, user: String) -> [Release] {
-        let sequence = nextSequence
-        nextSequence += 1
-        if running[user] == nil && waiting[user] == nil && running.count < lanes {
-            running[user] = sequence
-            return [Release(ticket: Ticket(sequence: sequence, user: user), item: item)]
-        }
-        let isNewWaiter = waiting[user] == nil
-        waiting[user, default: UserQueue()].push((sequence, item))
-        waitingTotal += 1
-        if isNewWaiter && running[user] == nil {
-            ready.append(user)
-        }
-        return []
-    }
-
-    /// Marks the in-flight delivery of `ticket` terminal and returns the deliveries that may
-    /// start now. Throws ``SchedulerError`` when the ticket is not in flight (completed twice,
-    /// or never released): that is a bug in the caller, reported instead of corrupting order.
-    public mutating func complete(_ ticket: Ticket) throws(SchedulerError) -> [Release] {
-        guard running[ticket.user] == ticket.sequence else {
-            throw SchedulerError(code: .notInFlight, ticket: ticket.description)
-        }
-        running[ticket.user] = nil
-        if waiting[ticket.user] != nil {
-            ready.append(ticket.user)
-        }
-        return fillLanes()
-    }
-
-    private mutating func fillLanes() -> [Release] {
         var released: [Release] = []
-        while running.count < lanes, readyHead < ready.count {
-            let user = ready[readyHead]
-            readyHead += 1
-            guard var queue = waiting.removeValue(forKey: user), let (sequence, item) = queue.pop() else { continue }
-            waitingTotal -= 1
-            if !queue.isEmpty { waiting[user] = queue }
-            running[user] = sequence
-            released.append(Release(ticket: Ticket(sequence: sequence, user: user), item: item))
-        }
-        if readyHead == ready.count {
-            ready.removeAll(keepingCapacity: true)
-            readyHead = 0
-        } else if readyHead >= 64 && readyHead * 2 >= ready.count {
-            ready.removeFirst(readyHead)
-            readyHead = 0
-        }
+        enqueue(item, user: user, into: &released)
         return released
     }
+
+    /// Adds a delivery for `user`, appending what may start now to `released`.
+    public mutating func enqueue(_ item: Item, user: String, into released: inout [Release]) {
+        let sequence = nextSequence
+        nextSequence += 1
+        if blocked[user] == nil && waiting[user] == nil && runningCount < lanes && resuming.isEmpty {
+            blocked[user] = sequence
+            released.append(Release(ticket: Ticket(sequence: sequence, user: user), item: item))
+            return
+        }
+        if waiting[user] == nil {
+            waiting[user] = [(sequence, item)]
+            if blocked[user] == nil { ready.append(user) }
+        } else {
+            waiting[user]!.append((sequence, item))
+        }
+        waitingTotal += 1
+    }
+
+    /// Marks the delivery of `ticket` (in flight or parked) terminal and returns the deliveries
+    /// that may start now. Throws ``SchedulerError`` when the ticket is not its user's blocked
+    /// one (completed twice, or never released): a bug in the caller, reported instead of
+    /// corrupting order.
+    public mutating func complete(_ ticket: Ticket) throws(SchedulerError) -> [Release] {
+        var released: [Release] = []
+        try complete(ticket, into: &released)
+        return released
+    }
+
+    /// ``complete(_:)``, appending what may start now to `released`.
+    public mutating func complete(_ ticket: Ticket, into released: inout [Release]) throws(SchedulerError) {
+        guard blocked[ticket.user] == ticket.sequence else {
+            throw SchedulerError(code: .notInFlight, ticket: ticket.description)
+        }
+        blocked[ticket.user] = nil
+        if parked.remove(ticket.user) != nil {
+            // A parked delivery ended without resuming (given up): it may sit in `resuming`.
+            if let index = resuming.firstIndex(where: { $0.ticket == ticket }) { resuming.remove(at: index) }
+        }
+        if waiting[ticket.user] != nil { ready.append(ticket.user) }
+        fillLanes(into: &released)
+    }
+
+    /// The in-flight delivery of `ticket` waits for a retry: its lane is given to others, its
+    /// user stays blocked. Returns the deliveries that may start now.
+    public mutating func park(_ ticket: Ticket) throws(SchedulerError) -> [Release] {
+        guard blocked[ticket.user] == ticket.sequence, !parked.contains(ticket.user) else {
+            throw SchedulerError(code: .notInFlight, ticket: ticket.description)
+        }
+        parked.insert(ticket.user)
+        var released: [Release] = []
+        fillLanes(into: &released)
+        return released
+    }
+
+    /// The parked delivery of `ticket` may be sent again: released now (same ticket) if a lane
+    /// is free, else ahead of every waiting user when one frees.
+    public mutating func resume(_ ticket: Ticket, item: Item) throws(SchedulerError) -> [Release] {
+        guard blocked[ticket.user] == ticket.sequence, parked.contains(ticket.user),
+            !resuming.contains(where: { $0.ticket == ticket })
+        else {
+            throw SchedulerError(code: .notInFlight, ticket: ticket.description)
+        }
+        resuming.append(Release(ticket: ticket, item: item))
+        var released: [Release] = []
+        fillLanes(into: &released)
+        return released
+    }
+
+    private mutating func fillLanes(into released: inout [Release]) {
+        while runningCount < lanes, let release = resuming.popFirst() {
+            parked.remove(release.ticket.user)
+            released.append(release)
+        }
+        while runningCount < lanes, let user = ready.popFirst() {
+            guard var queue = waiting.removeValue(forKey: user), let (sequence, item) = queue.popFirst() else { continue }
+            waitingTotal -= 1
+            if !queue.isEmpty { waiting[user] = queue }
+            blocked[user] = sequence
+            released.append(Release(ticket: Ticket(sequence: sequence, user: user), item: item))
+        }
+    }
 }
+
+extension PerUserScheduler: Sendable where Item: Sendable {}
+extension PerUserScheduler.Release: Sendable where Item: Sendable {}

@@ -24,12 +24,17 @@ public struct Subscription: Sendable, Codable, Hashable {
     public var app: String?
     /// The app-wide switch ("Настройки > Уведомления"): a disabled subscription receives nothing.
     public var isEnabled: Bool
+    /// The store's id of the device, when the subscription was read from the store: the worker
+    /// addresses the device's journal and position counter by it without looking it up again.
+    public var deviceRef: Int64?
 
     public init(
         deviceId: String, token: String, platform: Platform, userId: String, culture: String,
-        zoneId: String? = nil, branchId: String? = nil, tags: Set<String> = [], mutedTags: Set<String> = [], isEnabled: Bool = true, app: String? = nil
+        zoneId: String? = nil, branchId: String? = nil, tags: Set<String> = [], mutedTags: Set<String> = [], isEnabled: Bool = true, app: String? = nil,
+        deviceRef: Int64? = nil
     ) {
         self.app = app
+        self.deviceRef = deviceRef
         self.deviceId = deviceId
         self.token = token
         self.platform = platform

@@ -1,8 +1,10 @@
+import Foundation
+
 /// An element type whose Swift array maps to one PostgreSQL type.
 ///
 /// Why: Swift allows one conformance of `Array` to ``PostgresBindable``, yet `[UInt8]` must be
 /// bytea while `[String]` is text[]. Each element type decides what its array means.
-/// Built in: `UInt8` (bytea), `String` and `String?` (text[]), `Int` (int8[]).
+/// Built in: `UInt8` (bytea), `String` and `String?` (text[]), `Int` (int8[]), `UUID` (uuid[]).
 public protocol PostgresArrayElement: Sendable {
     static var postgresArrayDataType: PostgresDataType { get }
     static func postgresArrayValue(_ elements: [Self]) -> PostgresValue
@@ -26,7 +28,7 @@ extension String: PostgresArrayElement {
     public static var postgresArrayDataType: PostgresDataType { .textArray }
 
     public static func postgresArrayValue(_ elements: [String]) -> PostgresValue {
-        PostgresBinaryCodec.array(elements.map { Array($0.utf8) }, elementType: .text, arrayType: .textArray)
+        PostgresBinaryCodec.array(elements, elementType: .text, arrayType: .textArray, byteCount: { $0.utf8.count }, append: { $0.append(contentsOf: $1.utf8) })
     }
 
     public static func decodePostgresArray(from cell: PostgresCell) throws(PostgresError) -> [String] {
@@ -43,7 +45,7 @@ extension Optional: PostgresArrayElement where Wrapped == String {
     public static var postgresArrayDataType: PostgresDataType { .textArray }
 
     public static func postgresArrayValue(_ elements: [String?]) -> PostgresValue {
-        PostgresBinaryCodec.array(elements.map { $0.map { Array($0.utf8) } }, elementType: .text, arrayType: .textArray)
+        PostgresBinaryCodec.array(elements, elementType: .text, arrayType: .textArray, byteCount: { $0?.utf8.count }, append: { $0.append(contentsOf: $1!.utf8) })
     }
 
     public static func decodePostgresArray(from cell: PostgresCell) throws(PostgresError) -> [String?] {
@@ -56,7 +58,7 @@ extension Int: PostgresArrayElement {
     public static var postgresArrayDataType: PostgresDataType { .int8Array }
 
     public static func postgresArrayValue(_ elements: [Int]) -> PostgresValue {
-        PostgresBinaryCodec.array(elements.map { PostgresBinaryCodec.int64(Int64($0)) }, elementType: .int8, arrayType: .int8Array)
+        PostgresBinaryCodec.array(elements, elementType: .int8, arrayType: .int8Array, byteCount: { _ in 8 }, append: { PostgresBinaryCodec.appendInt64(&$0, Int64($1)) })
     }
 
     public static func decodePostgresArray(from cell: PostgresCell) throws(PostgresError) -> [Int] {
@@ -65,6 +67,26 @@ extension Int: PostgresArrayElement {
         for element in try PostgresTextCodec.parseArray(cell.bytes, cell: cell) {
             guard let element else { throw cell.decodingError("the array holds a NULL") }
             guard let value = Int(element) else { throw cell.decodingError("array element is not an integer") }
+            result.append(value)
+        }
+        return result
+    }
+}
+
+extension UUID: PostgresArrayElement {
+    public static var postgresArrayDataType: PostgresDataType { .uuidArray }
+
+    public static func postgresArrayValue(_ elements: [UUID]) -> PostgresValue {
+        PostgresBinaryCodec.array(elements, elementType: .uuid, arrayType: .uuidArray, byteCount: { _ in 16 }, append: { out, uuid in
+            withUnsafeBytes(of: uuid.uuid) { out.append(contentsOf: $0) }
+        })
+    }
+
+    public static func decodePostgresArray(from cell: PostgresCell) throws(PostgresError) -> [UUID] {
+        try cell.expect([.uuidArray])
+        var result: [UUID] = []
+        for element in try PostgresTextCodec.parseArray(cell.bytes, cell: cell) {
+            guard let element, let value = UUID(uuidString: element) else { throw cell.decodingError("array element is not a UUID") }
             result.append(value)
         }
         return result

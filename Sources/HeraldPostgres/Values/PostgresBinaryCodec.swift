@@ -24,24 +24,51 @@ enum PostgresBinaryCodec {
 
     /// A one-dimensional array (`array_recv` format); `nil` elements are NULL.
     static func array(_ elements: [[UInt8]?], elementType: PostgresDataType, arrayType: PostgresDataType) -> PostgresValue {
+        array(elements, elementType: elementType, arrayType: arrayType, byteCount: { $0?.count }, append: { $0.append(contentsOf: $1!) })
+    }
+
+    /// A one-dimensional array written straight into one buffer (no intermediate array per
+    /// element): `byteCount` is an element's encoded length, `nil` for NULL; `append` writes
+    /// exactly that many bytes of a non-NULL element.
+    static func array<Element>(
+        _ elements: [Element], elementType: PostgresDataType, arrayType: PostgresDataType, byteCount: (Element) -> Int?,
+        append: (inout [UInt8], Element) -> Void
+    ) -> PostgresValue {
+        var lengths: [Int32] = []
+        lengths.reserveCapacity(elements.count)
+        var total = 20
+        var hasNull = false
+        for element in elements {
+            if let count = byteCount(element) {
+                lengths.append(Int32(count))
+                total += 4 + count
+            } else {
+                lengths.append(-1)
+                total += 4
+                hasNull = true
+            }
+        }
         var out: [UInt8] = []
-        out.reserveCapacity(20 + elements.reduce(0) { $0 + 4 + ($1?.count ?? 0) })
-        let hasNull = elements.contains { $0 == nil }
-        out += int32(elements.isEmpty ? 0 : 1)
-        out += int32(hasNull ? 1 : 0)
-        out += int32(Int32(bitPattern: elementType.rawValue))
+        out.reserveCapacity(total)
+        appendInt32(&out, elements.isEmpty ? 0 : 1)
+        appendInt32(&out, hasNull ? 1 : 0)
+        appendInt32(&out, Int32(bitPattern: elementType.rawValue))
         if !elements.isEmpty {
-            out += int32(Int32(elements.count))
-            out += int32(1)
-            for element in elements {
-                if let element {
-                    out += int32(Int32(element.count))
-                    out += element
-                } else {
-                    out += int32(-1)
-                }
+            appendInt32(&out, Int32(elements.count))
+            appendInt32(&out, 1)
+            for (element, length) in zip(elements, lengths) {
+                appendInt32(&out, length)
+                if length >= 0 { append(&out, element) }
             }
         }
         return PostgresValue(dataType: arrayType, format: .binary, bytes: out)
+    }
+
+    static func appendInt32(_ out: inout [UInt8], _ value: Int32) {
+        withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
+    }
+
+    static func appendInt64(_ out: inout [UInt8], _ value: Int64) {
+        withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
     }
 }

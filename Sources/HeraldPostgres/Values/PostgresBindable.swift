@@ -8,7 +8,7 @@ import Foundation
 ///
 /// Built in: `String` (text), `Int`/`Int64` (int8), `Int32` (int4), `Int16` (int2), `Bool`,
 /// `Double` (float8), `Float` (float4), `Date` (timestamptz, microseconds), `UUID`, `Data`
-/// and `[UInt8]` (bytea), `[String]`/`[String?]` (text[]), `[Int]` (int8[]), ``PostgresJSON``
+/// and `[UInt8]` (bytea), `[String]`/`[String?]` (text[]), `[Int]` (int8[]), `[UUID]` (uuid[]), ``PostgresJSON``
 /// (jsonb), `Optional` of any of these (NULL), and ``PostgresValue`` itself.
 public protocol PostgresBindable: Sendable {
     /// The encoded parameter.

@@ -40,6 +40,7 @@ public struct PostgresDataType: RawRepresentable, Hashable, Sendable, CustomStri
     public static let bpcharArray = PostgresDataType(1014)
     public static let varcharArray = PostgresDataType(1015)
     public static let int8Array = PostgresDataType(1016)
+    public static let uuidArray = PostgresDataType(2951)
 
     /// The first OID PostgreSQL assigns to objects created after `initdb`.
     public static let firstUserOID: UInt32 = 16384
@@ -75,6 +76,7 @@ public struct PostgresDataType: RawRepresentable, Hashable, Sendable, CustomStri
         case .bpcharArray: "bpchar[]"
         case .varcharArray: "varchar[]"
         case .int8Array: "int8[]"
+        case .uuidArray: "uuid[]"
         default: "oid \(rawValue)"
         }
     }

@@ -2,155 +2,309 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 
-/// The hot path's record of deliveries: which were claimed, with what position, and how each
-/// ended. It makes deliveries effectively-once across redeliveries of a message.
+/// The hot path's record of deliveries: what makes them effectively-once across redeliveries
+/// of a message, and the devices' numbered notification logs (seed 002).
 ///
-/// Every call is one statement on one pooled connection (a PL/pgSQL function over arrays, so
-/// one round trip however large the batch) and its own transaction: it commits or fails as a
-/// whole. Batches of a few hundred are the intended size. Safe to call from any number of
-/// tasks at once; claims of one device serialize on its row lock (so positions never repeat
-/// and a key is fresh exactly once) and lock devices in a fixed order (so batches do not
-/// deadlock).
+/// Shape (docs/architecture.md, "The journal"): per message one `messages` row, created by
+/// ``claim(_:)`` before anything is sent; per delivery one `journal` row, written by
+/// ``record(_:)`` once its outcome is known (or when it is first retried). Before sending, a
+/// claim also reserves each delivery's device position (one counter update per device per
+/// batch), so positions are unique and consecutive per device whatever process sends.
 ///
-/// Throws ``StoreError``; `isTransient` errors (database unavailable, timeout) may be retried
-/// with the same batch: a claim that did commit answers `.inDoubt` the second time, and a
-/// repeated record is a no-op.
+/// A message the journal knew already (redelivered, replayed, published twice, a partition copy
+/// made twice) is not new: ``history(of:)`` tells which of its deliveries ended (skip them),
+/// which are retrying (send again at the same position), and the rest were never recorded:
+/// they may have been sent just before a crash, and are sent again with the same collapse id
+/// at a freshly ``reservePositions(_:)`` position.
+///
+/// Every call is one statement (or, for the rare outcomes, one transaction) on one pooled
+/// connection, whatever the batch size. Safe from any number of tasks. Throws ``StoreError``;
+/// `isTransient` errors may be retried with the same arguments: a repeated claim finds its
+/// messages known, a repeated record is a no-op.
 public struct DeliveryJournal: Sendable {
     let client: PostgresClient
     let logRetention: Duration
     let retention: Duration
+    let dedupeRetention: Duration
 
-    init(client: PostgresClient, logRetention: Duration, retention: Duration) {
+    init(client: PostgresClient, logRetention: Duration, retention: Duration, dedupeRetention: Duration) {
         self.client = client
         self.logRetention = logRetention
         self.retention = retention
+        self.dedupeRetention = dedupeRetention
     }
 
-    /// Claims deliveries before sending them, one answer per claim in the same order.
-    ///
-    /// A fresh claim takes its device's next position atomically; fresh claims of one device
-    /// in one batch get consecutive positions in claim order. A repeated claim answers what
-    /// the journal knows (`.alreadySent`, `.alreadyTerminal`, `.inDoubt` with the stored
-    /// position); a key repeated within the batch is fresh once and in doubt after that.
-    public func claim(_ claims: [DeliveryClaim]) async throws(StoreError) -> [ClaimResult] {
-        guard !claims.isEmpty else { return [] }
-        var keys: [String] = [], messageKeys: [String] = [], users: [String] = [], apps: [String] = [], devices: [String] = []
-        keys.reserveCapacity(claims.count)
-        messageKeys.reserveCapacity(claims.count)
-        users.reserveCapacity(claims.count)
-        apps.reserveCapacity(claims.count)
-        devices.reserveCapacity(claims.count)
-        for claim in claims {
-            keys.append(claim.deliveryKey.rawValue)
-            messageKeys.append(claim.messageKey)
-            users.append(claim.userId)
-            apps.append(claim.app ?? DeviceRepository.defaultApp)
-            devices.append(claim.deviceId)
+    /// How long `AvoidDublication` remembers a message: a message with the same key within this
+    /// long of the first is a repeat.
+    public var duplicateWindow: Duration { dedupeRetention }
+
+    // MARK: Before sending
+
+    /// Starts the batch's messages and reserves positions for the deliveries of the new ones.
+    public func claim(_ batch: ClaimBatch) async throws(StoreError) -> ClaimAnswer {
+        guard !batch.messages.isEmpty else { return ClaimAnswer(messageIds: [], positions: batch.deliveries.map { _ in nil }) }
+        // Distinct keys only: a key repeated in the batch is new at its first place.
+        var firstIndex: [UUID: Int] = [:]
+        var distinct: [Int] = []
+        for (index, key) in batch.messages.enumerated() where firstIndex[key.digest] == nil {
+            firstIndex[key.digest] = index
+            distinct.append(index)
         }
+        var ordinal = [Int](repeating: 0, count: batch.messages.count)  // 1-based in `distinct`; 0: a repeat
+        for (position, index) in distinct.enumerated() { ordinal[index] = position + 1 }
+        var deliveryOrdinals: [Int] = []
+        var deviceRefs: [Int] = []
+        deliveryOrdinals.reserveCapacity(batch.deliveries.count)
+        deviceRefs.reserveCapacity(batch.deliveries.count)
+        for delivery in batch.deliveries {
+            deliveryOrdinals.append(ordinal[delivery.message])
+            deviceRefs.append(Int(delivery.deviceRef))
+        }
+        let keys = distinct.map { batch.messages[$0].digest }
+        let texts = distinct.map { batch.messages[$0].text }
         return try await StoreError.wrap("DeliveryJournal.claim") {
-            let rows = try await client.query(
-                "SELECT ord, outcome, pos, attempts FROM herald_claim_deliveries($1, $2, $3, $4, $5)",
-                [keys, messageKeys, users, apps, devices]
-            )
-            guard rows.count == claims.count else {
-                throw StoreError(code: .schemaMismatch, message: "the claim function answered \(rows.count) rows for \(claims.count) claims")
-            }
-            var results: [ClaimResult] = []
-            results.reserveCapacity(rows.count)
+            let rows = try await client.query(Self.claimSQL, [keys, texts, deliveryOrdinals, deviceRefs])
+            var ids = [Int64?](repeating: nil, count: batch.messages.count)
+            var next: [Int64: Int64] = [:]
             for row in rows {
-                let outcome = try row.decode(String.self, at: 1)
-                let position = try row.decode(Int?.self, at: 2)
-                switch outcome {
-                case "fresh":
-                    results.append(.fresh(position: position ?? 0))
-                case "pending":
-                    results.append(.inDoubt(position: position ?? 0, attempts: try row.decode(Int.self, at: 3)))
-                case "sent":
-                    results.append(.alreadySent)
-                case "unknown_device":
-                    results.append(.unknownDevice)
-                default:
-                    guard let state = DeliveryState(rawValue: outcome) else {
-                        throw StoreError(code: .schemaMismatch, message: "unknown claim outcome \(outcome)")
-                    }
-                    results.append(.alreadyTerminal(state))
+                let a = Int64(try row.decode(Int.self, at: 1)), b = try row.decode(Int.self, at: 2)
+                if try row.decode(Int.self, at: 0) == 0 { ids[distinct[b - 1]] = a } else { next[a] = Int64(b) }
+            }
+            var positions = [Int64?](repeating: nil, count: batch.deliveries.count)
+            for (index, delivery) in batch.deliveries.enumerated() where ids[delivery.message] != nil {
+                guard let position = next[delivery.deviceRef] else { continue }
+                positions[index] = position
+                next[delivery.deviceRef] = position + 1
+            }
+            return ClaimAnswer(messageIds: ids, positions: positions)
+        }
+    }
+
+    /// What the journal knows of messages a claim found known; one entry per known key, in no
+    /// particular order.
+    public func history(of keys: [MessageKey]) async throws(StoreError) -> [MessageHistory] {
+        guard !keys.isEmpty else { return [] }
+        let byDigest = Dictionary(keys.map { ($0.digest, $0) }, uniquingKeysWith: { first, _ in first })
+        return try await StoreError.wrap("DeliveryJournal.history") {
+            let rows = try await client.query(
+                """
+                SELECT m.key, m.id, m.received_at, j.device_ref, j.user_id, j.position, j.state, j.attempts
+                FROM messages m LEFT JOIN journal j ON j.message_id = m.id
+                WHERE m.key = ANY($1::uuid[])
+                """,
+                [Array(byDigest.keys)]
+            )
+            var histories: [Int64: MessageHistory] = [:]
+            for row in rows {
+                let id = Int64(try row.decode(Int.self, at: 1))
+                if histories[id] == nil {
+                    guard let key = byDigest[try row.decode(UUID.self, at: 0)] else { continue }
+                    histories[id] = MessageHistory(key: key, id: id, receivedAt: try row.decode(Date.self, at: 2), deliveries: [])
+                }
+                guard let deviceRef = try row.decode(Int?.self, at: 3) else { continue }
+                let stateName = try row.decode(String.self, at: 6)
+                guard let state = DeliveryState(rawValue: stateName) else {
+                    throw StoreError(code: .schemaMismatch, message: "unknown delivery state \(stateName)")
+                }
+                histories[id]!.deliveries.append(MessageHistory.Recorded(
+                    deviceRef: Int64(deviceRef), userId: try row.decode(String.self, at: 4), position: Int64(try row.decode(Int.self, at: 5)),
+                    state: state, attempts: try row.decode(Int.self, at: 7)
+                ))
+            }
+            return Array(histories.values)
+        }
+    }
+
+    /// Reserves one position per element (a device listed n times gets n consecutive ones, in
+    /// order); `nil` where the device no longer exists.
+    public func reservePositions(_ deviceRefs: [Int64]) async throws(StoreError) -> [Int64?] {
+        guard !deviceRefs.isEmpty else { return [] }
+        return try await StoreError.wrap("DeliveryJournal.reservePositions") {
+            let rows = try await client.query(
+                """
+                WITH c AS (SELECT device_ref, count(*) AS n FROM unnest($1::int8[]) AS u(device_ref) GROUP BY device_ref)
+                UPDATE devices dv SET next_position = dv.next_position + c.n
+                FROM c WHERE dv.id = c.device_ref AND dv.id = ANY ($1::int8[])
+                RETURNING dv.id, dv.next_position - c.n
+                """,
+                [deviceRefs.map { Int($0) }]
+            )
+            var next: [Int64: Int64] = [:]
+            for row in rows { next[Int64(try row.decode(Int.self, at: 0))] = Int64(try row.decode(Int.self, at: 1)) }
+            return deviceRefs.map { device in
+                guard let position = next[device] else { return nil }
+                next[device] = position + 1
+                return position
+            }
+        }
+    }
+
+    // MARK: After sending
+
+    /// Writes outcomes: one row per delivery, or the completion of its `.pending` row. A
+    /// terminal row is final (recording it again changes nothing); `.tokenDead` also marks the
+    /// device's token dead if it is still the refused one. The common batch (first outcomes,
+    /// nothing retried, no dead token) is one INSERT.
+    public func record(_ records: [DeliveryRecord]) async throws(StoreError) {
+        guard !records.isEmpty else { return }
+        let fresh = records.filter { !$0.completesPendingRow && $0.state != .pending }
+        let upserts = records.filter { $0.completesPendingRow || $0.state == .pending }
+        let dead = records.filter { $0.state == .tokenDead && $0.token != nil }
+        if upserts.isEmpty && dead.isEmpty {
+            try await StoreError.wrap("DeliveryJournal.record") {
+                do {
+                    try await client.execute(Self.insertSQL(onConflict: false), Self.rowParameters(fresh))
+                } catch let error as PostgresError where error.code == .uniqueViolation {
+                    // A repeated record (the first one committed, its answer was lost).
+                    try await client.execute(Self.insertSQL(onConflict: true), Self.rowParameters(fresh))
                 }
             }
-            return results
+            return
         }
-    }
-
-    /// Records outcomes. Only pending deliveries change: a terminal state is final, so
-    /// recording twice is harmless. `.sent` appends the payload to the notification log at
-    /// the delivery's position (kept for the configured log retention); `.tokenDead` marks
-    /// the device's token dead if it is still the token that was refused. Unknown keys are
-    /// ignored. Returns how many deliveries changed.
-    @discardableResult
-    public func record(_ records: [DeliveryRecord]) async throws(StoreError) -> Int {
-        guard !records.isEmpty else { return 0 }
-        var keys: [String] = [], states: [String] = [], attempts: [Int] = [], errors: [String?] = []
-        var eventIds: [String?] = [], payloads: [String?] = [], tokens: [String?] = []
-        for record in records {
-            keys.append(record.deliveryKey.rawValue)
-            states.append(record.state.rawValue)
-            attempts.append(record.attempts)
-            errors.append(record.lastError)
-            eventIds.append(record.eventId)
-            payloads.append(record.payload)
-            tokens.append(record.token)
-        }
-        let seconds = Int(logRetention.components.seconds)
-        return try await StoreError.wrap("DeliveryJournal.record") {
-            let rows = try await client.query(
-                "SELECT herald_record_deliveries($1, $2, $3, $4, $5, $6, $7, $8)",
-                [keys, states, attempts, errors, eventIds, payloads, tokens, seconds]
-            )
-            return try rows.first?.decode(Int.self, at: 0) ?? 0
-        }
-    }
-
-    /// The journal's row for a delivery, or `nil`.
-    public func status(of key: DeliveryKey) async throws(StoreError) -> DeliveryStatus? {
-        try await StoreError.wrap("DeliveryJournal.status") {
-            let rows = try await client.query(
-                """
-                SELECT delivery_key, message_key, user_id, position, state, attempts, last_error, claimed_at, updated_at
-                FROM deliveries WHERE delivery_key = $1
-                """,
-                [key.rawValue]
-            )
-            guard let row = rows.first else { return nil }
-            let stateName = try row.decode(String.self, column: "state")
-            guard let state = DeliveryState(rawValue: stateName) else {
-                throw StoreError(code: .schemaMismatch, message: "unknown delivery state \(stateName)")
+        try await StoreError.wrap("DeliveryJournal.record") {
+            try await client.withTransaction { transaction in
+                if !fresh.isEmpty { try await transaction.execute(Self.insertSQL(onConflict: true), Self.rowParameters(fresh)) }
+                if !upserts.isEmpty { try await transaction.execute(Self.upsertSQL, Self.rowParameters(upserts)) }
+                if !dead.isEmpty {
+                    try await transaction.execute(
+                        """
+                        UPDATE devices d SET token_state = 'dead', token_dead_reason = t.reason, token_dead_at = now(), updated_at = now()
+                        FROM unnest($1::int8[], $2::text[], $3::text[]) AS t(id, token, reason)
+                        WHERE d.id = t.id AND d.token = t.token AND d.token_state = 'active'
+                        """,
+                        [dead.map { Int($0.deviceRef) }, dead.map { $0.token! }, dead.map { $0.lastError ?? "token refused" }]
+                    )
+                }
             }
-            return DeliveryStatus(
-                deliveryKey: DeliveryKey(rawValue: try row.decode(String.self, column: "delivery_key")),
-                messageKey: try row.decode(String.self, column: "message_key"),
-                userId: try row.decode(String.self, column: "user_id"),
-                position: try row.decode(Int.self, column: "position"),
-                state: state,
-                attempts: try row.decode(Int.self, column: "attempts"),
-                lastError: try row.decode(String?.self, column: "last_error"),
-                claimedAt: try row.decode(Date.self, column: "claimed_at"),
-                updatedAt: try row.decode(Date.self, column: "updated_at")
-            )
         }
     }
 
-    /// Forgets deliveries claimed longer ago than the configured retention, at most `limit`
-    /// per call (call again while it returns `limit`). A message redelivered after that would
-    /// be sent again, so keep the retention longer than any redelivery can take.
-    @discardableResult
-    public func expire(limit: Int = 10_000) async throws(StoreError) -> Int {
-        try await StoreError.wrap("DeliveryJournal.expire") {
-            try await client.execute(
+    // MARK: Reading
+
+    /// The deliveries recorded for one message (one partition copy's, for a copy key), with
+    /// their devices; empty when unknown.
+    public func deliveries(ofMessage key: MessageKey) async throws(StoreError) -> [DeliveryStatus] {
+        try await StoreError.wrap("DeliveryJournal.deliveries") {
+            let rows = try await client.query(
                 """
-                DELETE FROM deliveries WHERE delivery_key IN (
-                    SELECT delivery_key FROM deliveries WHERE claimed_at < now() - make_interval(secs => $1) LIMIT $2)
+                SELECT m.key_text, m.received_at, j.user_id, j.event_id, j.position, j.state, j.attempts, j.provider_id, j.last_error,
+                       j.recorded_at, j.collapse_id, d.app, d.device_id, d.platform
+                FROM messages m JOIN journal j ON j.message_id = m.id LEFT JOIN devices d ON d.id = j.device_ref
+                WHERE m.key = $1
+                ORDER BY j.device_ref, j.position
                 """,
-                [Int(retention.components.seconds), limit]
+                [key.digest]
             )
+            return try rows.map { (row) throws(PostgresError) in try Self.status(row) }
         }
+    }
+
+    static func status(_ row: PostgresRow) throws(PostgresError) -> DeliveryStatus {
+        let messageKey = try row.decode(String.self, column: "key_text")
+        let app = try row.decode(String?.self, column: "app")
+        let deviceId = try row.decode(String?.self, column: "device_id")
+        let userId = try row.decode(String.self, column: "user_id")
+        let stateName = try row.decode(String.self, column: "state")
+        let collapseId = try row.decode(String?.self, column: "collapse_id")
+        let key = collapseId.map(DeliveryKey.init(rawValue:))
+            ?? deviceId.map { DeliveryKey(messageKey: messageKey, deviceId: $0, userId: userId, app: app == DeviceRepository.defaultApp ? nil : app) }
+        return DeliveryStatus(
+            deliveryKey: key,
+            messageKey: messageKey, deviceId: deviceId, app: app, platform: try row.decode(String?.self, column: "platform").flatMap(Platform.init(rawValue:)),
+            userId: userId, eventId: try row.decode(String?.self, column: "event_id"), position: try row.decode(Int.self, column: "position"),
+            state: DeliveryState(rawValue: stateName) ?? .pending, attempts: try row.decode(Int.self, column: "attempts"),
+            providerId: try row.decode(String?.self, column: "provider_id"), lastError: try row.decode(String?.self, column: "last_error"),
+            receivedAt: try row.decode(Date.self, column: "received_at"), recordedAt: try row.decode(Date.self, column: "recorded_at")
+        )
+    }
+
+    // MARK: Retention
+
+    /// Forgets deliveries recorded and messages received longer ago than the retention (the
+    /// longer of the journal's and the notification log's; messages also the AvoidDublication
+    /// window), at most `limit` rows of each per call. A message redelivered after that is sent
+    /// again, so keep the retention longer than any redelivery can take.
+    @discardableResult
+    public func expire(limit: Int = 10_000) async throws(StoreError) -> (deliveries: Int, messages: Int) {
+        let rows = Int(max(retention, logRetention).components.seconds)
+        let messages = Int(max(retention, dedupeRetention).components.seconds)
+        return try await StoreError.wrap("DeliveryJournal.expire") {
+            let deliveries = try await client.execute(
+                """
+                DELETE FROM journal WHERE ctid = ANY (ARRAY(
+                    SELECT ctid FROM journal WHERE recorded_at < now() - make_interval(secs => $1) LIMIT $2))
+                """,
+                [rows, limit]
+            )
+            let expired = try await client.execute(
+                """
+                DELETE FROM messages WHERE ctid = ANY (ARRAY(
+                    SELECT ctid FROM messages WHERE received_at < now() - make_interval(secs => $1) LIMIT $2))
+                """,
+                [messages, limit]
+            )
+            return (deliveries, expired)
+        }
+    }
+
+    // MARK: SQL
+
+    /// Creates the rows of new messages and bumps the position counters of their deliveries'
+    /// devices. Answers `(0, message id, ordinal)` per new message and `(1, device id, first
+    /// reserved position)` per device. The `ANY` keeps the update to index probes (without it a
+    /// planner that sees a large batch hashes and reads every device).
+    static let claimSQL = """
+        WITH m AS (
+            SELECT * FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS m(key, key_text, ord)
+        ),
+        fresh AS (
+            INSERT INTO messages (key, key_text) SELECT key, key_text FROM m
+            ON CONFLICT (key) DO NOTHING
+            RETURNING key, id
+        ),
+        counts AS (
+            SELECT d.device_ref, count(*) AS n
+            FROM unnest($3::int8[], $4::int8[]) AS d(ord, device_ref)
+            JOIN m ON m.ord = d.ord JOIN fresh f ON f.key = m.key
+            GROUP BY d.device_ref
+        ),
+        bumped AS (
+            UPDATE devices dv SET next_position = dv.next_position + c.n
+            FROM counts c WHERE dv.id = c.device_ref AND dv.id = ANY ($4::int8[])
+            RETURNING dv.id, dv.next_position - c.n AS first
+        )
+        SELECT 0, f.id, m.ord FROM fresh f JOIN m ON m.key = f.key
+        UNION ALL
+        SELECT 1, b.id, b.first FROM bumped b
+        """
+
+    static func insertSQL(onConflict: Bool) -> String {
+        """
+        INSERT INTO journal (device_ref, position, message_id, user_id, event_id, state, attempts, provider_id, last_error, payload)
+        SELECT d, p, m, u, e, s, a::integer, i, x, b
+        FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $8::text[], $9::text[], $10::text[])
+            AS r(d, p, m, u, e, s, a, i, x, b)
+        \(onConflict ? "ON CONFLICT (device_ref, position) DO NOTHING" : "")
+        """
+    }
+
+    /// Writes or completes `.pending` rows; a terminal row is never changed.
+    static let upsertSQL = """
+        INSERT INTO journal (device_ref, position, message_id, user_id, event_id, state, attempts, provider_id, last_error, payload)
+        SELECT d, p, m, u, e, s, a::integer, i, x, b
+        FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $8::text[], $9::text[], $10::text[])
+            AS r(d, p, m, u, e, s, a, i, x, b)
+        ON CONFLICT (device_ref, position) DO UPDATE
+        SET state = EXCLUDED.state, attempts = EXCLUDED.attempts, provider_id = EXCLUDED.provider_id, last_error = EXCLUDED.last_error,
+            payload = EXCLUDED.payload, recorded_at = now()
+        WHERE journal.state = 'pending'
+        """
+
+    static func rowParameters(_ records: [DeliveryRecord]) -> [any PostgresBindable] {
+        [
+            records.map { Int($0.deviceRef) }, records.map { Int($0.position) }, records.map { Int($0.messageId) }, records.map(\.userId),
+            records.map(\.eventId), records.map(\.state.rawValue), records.map(\.attempts), records.map(\.providerId), records.map(\.lastError),
+            PostgresUTF8Array(records.map(\.payload)),
+        ]
     }
 }

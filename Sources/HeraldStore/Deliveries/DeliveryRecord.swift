@@ -1,38 +1,44 @@
-import HeraldCore
-
-/// One outcome for ``DeliveryJournal/record(_:)``. Build it with the static functions, one per
-/// state.
+/// One delivery's outcome for ``DeliveryJournal/record(_:)``: the journal row, written once
+/// (or, for a delivery that was retried, written when first retried and completed later).
 public struct DeliveryRecord: Sendable, Hashable {
-    public let deliveryKey: DeliveryKey
-    public let state: DeliveryState
-    /// Attempts made so far, including this one.
-    public let attempts: Int
+    public var deviceRef: Int64
+    public var position: Int64
+    /// The journal id of the message (``ClaimAnswer/messageIds``, ``MessageHistory/id``).
+    public var messageId: Int64
+    /// The addressed user (`"0"` for a broadcast).
+    public var userId: String
+    public var eventId: String?
+    public var state: DeliveryState
+    /// Attempts made so far, including the last one.
+    public var attempts: Int
+    /// The provider's id for the notification (`apns-id`, FCM message name), if it gave one.
+    public var providerId: String?
     /// The provider's reason or a short description; never a token or payload text.
-    public let lastError: String?
-    /// For `.sent`: the event id and the exact payload, appended to the notification log.
-    public let eventId: String?
-    public let payload: String?
-    /// For `.tokenDead`: the token the provider refused. The device's token is marked dead
-    /// only if it is still this one (a refreshed token survives a late answer about the old).
-    public let token: String?
+    public var lastError: String?
+    /// For `.sent`: the exact body sent (UTF-8 JSON), kept as the device's notification-log entry.
+    public var payload: [UInt8]?
+    /// For `.tokenDead`: the token the provider refused. The device's token is marked dead only
+    /// if it is still this one (a refreshed token survives a late answer about the old one).
+    public var token: String?
+    /// Whether the journal already holds a `.pending` row for this delivery (it was retried
+    /// before): the row is then completed instead of written.
+    public var completesPendingRow: Bool
 
-    /// The provider accepted the notification; `payload` goes to the notification log.
-    public static func sent(_ key: DeliveryKey, attempts: Int, eventId: String?, payload: String) -> DeliveryRecord {
-        DeliveryRecord(deliveryKey: key, state: .sent, attempts: attempts, lastError: nil, eventId: eventId, payload: payload, token: nil)
-    }
-
-    /// The token is dead: the delivery ends and the device's token is marked dead.
-    public static func tokenDead(_ key: DeliveryKey, attempts: Int, token: String, reason: String) -> DeliveryRecord {
-        DeliveryRecord(deliveryKey: key, state: .tokenDead, attempts: attempts, lastError: reason, eventId: nil, payload: nil, token: token)
-    }
-
-    /// The delivery failed for good.
-    public static func failed(_ key: DeliveryKey, attempts: Int, reason: String) -> DeliveryRecord {
-        DeliveryRecord(deliveryKey: key, state: .failed, attempts: attempts, lastError: reason, eventId: nil, payload: nil, token: nil)
-    }
-
-    /// A transient failure; the delivery stays pending and will be retried.
-    public static func retrying(_ key: DeliveryKey, attempts: Int, reason: String) -> DeliveryRecord {
-        DeliveryRecord(deliveryKey: key, state: .pending, attempts: attempts, lastError: reason, eventId: nil, payload: nil, token: nil)
+    public init(
+        deviceRef: Int64, position: Int64, messageId: Int64, userId: String, eventId: String?, state: DeliveryState, attempts: Int,
+        providerId: String? = nil, lastError: String? = nil, payload: [UInt8]? = nil, token: String? = nil, completesPendingRow: Bool = false
+    ) {
+        self.deviceRef = deviceRef
+        self.position = position
+        self.messageId = messageId
+        self.userId = userId
+        self.eventId = eventId
+        self.state = state
+        self.attempts = attempts
+        self.providerId = providerId
+        self.lastError = lastError
+        self.payload = payload
+        self.token = token
+        self.completesPendingRow = completesPendingRow
     }
 }

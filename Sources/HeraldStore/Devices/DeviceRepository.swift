@@ -167,20 +167,28 @@ public struct DeviceRepository: Sendable {
         }
     }
 
-    /// Deletes a device, its users' subscriptions on it and its notification log. Its
-    /// positions start again at 1 if it registers again. Returns whether it existed.
+    /// Deletes a device, its users' subscriptions on it and its journal rows (its notification
+    /// log). Its positions start again at 1 if it registers again. Returns whether it existed.
     @discardableResult
     public func delete(deviceId: String, app: String? = nil) async throws(StoreError) -> Bool {
         try await StoreError.wrap("DeviceRepository.delete") {
             let rows = try await client.query(
                 """
                 WITH dev AS (DELETE FROM devices WHERE app = $1 AND device_id = $2 RETURNING id),
-                log AS (DELETE FROM notification_log WHERE device_ref IN (SELECT id FROM dev))
+                log AS (DELETE FROM journal WHERE device_ref IN (SELECT id FROM dev))
                 SELECT count(*) FROM dev
                 """,
                 [app ?? Self.defaultApp, deviceId]
             )
             return try rows.first?.decode(Int.self, at: 0) ?? 0 > 0
+        }
+    }
+
+    /// The store's id of a device (what the journal addresses it by), or `nil`.
+    public func storeId(deviceId: String, app: String? = nil) async throws(StoreError) -> Int64? {
+        try await StoreError.wrap("DeviceRepository.storeId") {
+            let rows = try await client.query("SELECT id FROM devices WHERE app = $1 AND device_id = $2", [app ?? Self.defaultApp, deviceId])
+            return try rows.first.map { Int64(try $0.decode(Int.self, at: 0)) }
         }
     }
 
@@ -412,7 +420,8 @@ public struct DeviceRepository: Sendable {
             tags: Set(try row.decode([String]?.self, column: "tags") ?? []),
             mutedTags: muted,
             isEnabled: try row.decode(Bool.self, column: "pushes_enabled"),
-            app: app(fromStored: try row.decode(String.self, column: "app"))
+            app: app(fromStored: try row.decode(String.self, column: "app")),
+            deviceRef: Int64(try row.decode(Int.self, column: "device_ref"))
         )
     }
 

@@ -7,5 +7,6 @@ import HeraldPostgres
 enum StoreMigrations {
     static let all: [Migration] = [
         Migration(version: 1, name: "initial", sql: String(decoding: PackageResources._001_initial_sql, as: UTF8.self)),
+        Migration(version: 2, name: "journal", sql: String(decoding: PackageResources._002_journal_sql, as: UTF8.self)),
     ]
 }

@@ -2,15 +2,16 @@ import Foundation
 import HeraldCore
 import HeraldPostgres
 
-/// The per-device log of sent notifications, by position, written by
-/// ``DeliveryJournal/record(_:)`` and read by `/v1/devices/{id}/notifications?after=N`.
-/// Entries live for the configured log retention. Safe from any number of tasks. Throws
-/// ``StoreError``.
+/// The per-device log of sent notifications, by position (seed 002): the journal's `sent` rows,
+/// read by `/v1/devices/{id}/notifications?after=N`. Entries stay fetchable for the configured
+/// notification-log retention. Safe from any number of tasks. Throws ``StoreError``.
 public struct NotificationLogRepository: Sendable {
     let client: PostgresClient
+    let retention: Duration
 
-    init(client: PostgresClient) {
+    init(client: PostgresClient, retention: Duration) {
         self.client = client
+        self.retention = retention
     }
 
     /// Entries of a device with a position greater than `after`, oldest first, at most `limit`.
@@ -23,23 +24,28 @@ public struct NotificationLogRepository: Sendable {
         try await StoreError.wrap("NotificationLogRepository.entries") {
             let rows = try await client.query(
                 """
-                SELECT l.position, l.delivery_key, l.user_id, l.event_id, l.payload, l.created_at
-                FROM notification_log l JOIN devices d ON d.id = l.device_ref
-                WHERE d.app = $1 AND d.device_id = $2 AND l.position > $3 AND l.expires_at > now()
-                  AND ($5::text IS NULL OR l.user_id IN ($5, '0'))
-                ORDER BY l.position
+                SELECT j.position, j.user_id, j.event_id, j.payload, j.recorded_at, j.collapse_id, m.key_text
+                FROM devices d JOIN journal j ON j.device_ref = d.id LEFT JOIN messages m ON m.id = j.message_id
+                WHERE d.app = $1 AND d.device_id = $2 AND j.position > $3 AND j.state = 'sent' AND j.payload IS NOT NULL
+                  AND j.recorded_at > now() - make_interval(secs => $6)
+                  AND ($5::text IS NULL OR j.user_id IN ($5, '0'))
+                ORDER BY j.position
                 LIMIT $4
                 """,
-                [app ?? DeviceRepository.defaultApp, deviceId, position, limit, userId]
+                [app ?? DeviceRepository.defaultApp, deviceId, position, limit, userId, Int(retention.components.seconds)]
             )
             return try rows.map { (row) throws(PostgresError) in
-                NotificationLogEntry(
+                let userId = try row.decode(String.self, column: "user_id")
+                let collapseId = try row.decode(String?.self, column: "collapse_id")
+                let messageKey = try row.decode(String?.self, column: "key_text") ?? ""
+                let key = collapseId.map(DeliveryKey.init(rawValue:)) ?? DeliveryKey(messageKey: messageKey, deviceId: deviceId, userId: userId, app: app)
+                return NotificationLogEntry(
                     position: try row.decode(Int.self, column: "position"),
-                    deliveryKey: DeliveryKey(rawValue: try row.decode(String.self, column: "delivery_key")),
-                    userId: try row.decode(String.self, column: "user_id"),
+                    deliveryKey: key,
+                    userId: userId,
                     eventId: try row.decode(String?.self, column: "event_id"),
                     payload: try row.decode(String.self, column: "payload"),
-                    createdAt: try row.decode(Date.self, column: "created_at")
+                    createdAt: try row.decode(Date.self, column: "recorded_at")
                 )
             }
         }
@@ -51,27 +57,14 @@ public struct NotificationLogRepository: Sendable {
         try await StoreError.wrap("NotificationLogRepository.count") {
             let rows = try await client.query(
                 """
-                SELECT count(*) FROM notification_log l JOIN devices d ON d.id = l.device_ref
-                WHERE d.app = $1 AND d.device_id = $2 AND l.position > $3 AND l.expires_at > now()
-                  AND ($4::text IS NULL OR l.user_id IN ($4, '0'))
+                SELECT count(*) FROM devices d JOIN journal j ON j.device_ref = d.id
+                WHERE d.app = $1 AND d.device_id = $2 AND j.position > $3 AND j.state = 'sent' AND j.payload IS NOT NULL
+                  AND j.recorded_at > now() - make_interval(secs => $5)
+                  AND ($4::text IS NULL OR j.user_id IN ($4, '0'))
                 """,
-                [app ?? DeviceRepository.defaultApp, deviceId, position, userId]
+                [app ?? DeviceRepository.defaultApp, deviceId, position, userId, Int(retention.components.seconds)]
             )
             return try rows.first?.decode(Int.self, at: 0) ?? 0
-        }
-    }
-
-    /// Deletes expired entries, at most `limit` per call; returns how many.
-    @discardableResult
-    public func expire(limit: Int = 10_000) async throws(StoreError) -> Int {
-        try await StoreError.wrap("NotificationLogRepository.expire") {
-            try await client.execute(
-                """
-                DELETE FROM notification_log WHERE (device_ref, position) IN (
-                    SELECT device_ref, position FROM notification_log WHERE expires_at <= now() LIMIT $1)
-                """,
-                [limit]
-            )
         }
     }
 }

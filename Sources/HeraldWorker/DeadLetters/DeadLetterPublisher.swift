@@ -20,7 +20,7 @@ struct DeadLetterPublisher: Sendable {
 
     /// True once the dead letter is published and recorded (acknowledge the original then).
     func deadLetter(
-        _ message: MessageTracker.Message, code: DeadLetterCode, reason: String, eventId: String?, messageKey: String
+        _ message: TrackedMessage, code: DeadLetterCode, reason: String, eventId: String?, messageKey: String
     ) async -> Bool {
         let id = UUID().uuidString.lowercased()
         let properties = DeadLetterHeaders.deadLetterProperties(

@@ -8,11 +8,11 @@ struct Acknowledger: Sendable {
     let metrics: WorkerMetrics
     let logger: Logger
 
-    func ack(_ messages: [MessageTracker.Message]) {
+    func ack(_ messages: [TrackedMessage]) {
         for message in messages { ack(message) }
     }
 
-    func ack(_ message: MessageTracker.Message) {
+    func ack(_ message: TrackedMessage) {
         do {
             try message.connection.ack(message.delivery)
             metrics.acked()

@@ -7,6 +7,7 @@ import Synchronization
 final class DeadTokenRegistry: Sendable {
     private let capacity: Int
     private let tokens = Mutex<Set<String>>([])
+    private let known = Atomic<Int>(0)
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
@@ -17,8 +18,12 @@ final class DeadTokenRegistry: Sendable {
         tokens.withLock { tokens in
             if tokens.count >= capacity { tokens.removeAll(keepingCapacity: true) }
             tokens.insert(key)
+            known.store(tokens.count, ordering: .relaxed)
         }
     }
+
+    /// No token refused yet: the hot path skips ``isDead(_:)`` (and its key) altogether.
+    var isEmpty: Bool { known.load(ordering: .relaxed) == 0 }
 
     func isDead(_ target: PushTarget) -> Bool {
         let key = Self.key(target)

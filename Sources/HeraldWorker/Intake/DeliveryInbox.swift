@@ -5,10 +5,7 @@ import Synchronization
 /// messages into batches for the store. Bounded by the prefetch (the broker sends no more
 /// until messages are settled). Thread-safe.
 final class DeliveryInbox: Sendable {
-    struct Item: Sendable {
-        let id: UInt64
-        let message: MessageTracker.Message
-    }
+    typealias Item = TrackedMessage
 
     private struct State {
         var items: [Item] = []

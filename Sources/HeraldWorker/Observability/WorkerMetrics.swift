@@ -28,8 +28,6 @@ final class WorkerMetrics: Sendable {
     private let retryCount = Atomic<Int>(0)
     private let abandonedCount = Atomic<Int>(0)
     private let connectionCount = Atomic<Int>(0)
-    /// Deliveries being executed right now (released from their lane, not yet recorded).
-    private let runningCount = Atomic<Int>(0)
     private let ingestedCount = Atomic<Int>(0)
     private let copiesCount = Atomic<Int>(0)
     let latency = LatencyHistogram()
@@ -61,10 +59,7 @@ final class WorkerMetrics: Sendable {
     func requeued(_ n: Int) { requeuedCount.add(n, ordering: .relaxed); requeuedMetric.increment(by: Int64(n)) }
     func skipped(_ n: Int = 1) { skippedCount.add(n, ordering: .relaxed); skippedMetric.increment(by: Int64(n)) }
     func retried() { retryCount.add(1, ordering: .relaxed); retryMetric.increment() }
-    func abandoned() { abandonedCount.add(1, ordering: .relaxed); abandonedMetric.increment() }
-    func started() { runningCount.add(1, ordering: .relaxed) }
-    func ended() { runningCount.subtract(1, ordering: .relaxed) }
-    var running: Int { runningCount.load(ordering: .relaxed) }
+    func abandoned(_ n: Int = 1) { abandonedCount.add(n, ordering: .relaxed); abandonedMetric.increment(by: Int64(n)) }
 
     /// The ingest republished a main-queue message as `copies` partition copies and acknowledged it.
     func ingested(copies: Int) {

@@ -69,6 +69,7 @@ final class PartitionIngest: Sendable {
     func run() async {
         var backoff = Backoff(initial: configuration.reconnectInitialDelay, maximum: configuration.reconnectMaxDelay)
         var standingBy = false
+        var sessions: UInt64 = 0
         while !stop.isStopping {
             let connection: AMQPConnection
             do {
@@ -131,7 +132,8 @@ final class PartitionIngest: Sendable {
                 standingBy = false
                 logger.info("Holding the ingest", metadata: [LogKey.queue: "\(layout.topology.queue)", "herald.partitions": "\(layout.count)"])
                 holding.store(true, ordering: .relaxed)
-                lost = await ingest(consumer, connection: connection)
+                sessions += 1
+                lost = await ingest(consumer, connection: connection, session: sessions)
                 holding.store(false, ordering: .relaxed)
                 break
             }
@@ -148,7 +150,7 @@ final class PartitionIngest: Sendable {
     /// Ingests from `consumer` until the connection is lost (returns the error) or the worker
     /// stops (returns nil; the caller closes the connection, which requeues what was not
     /// settled).
-    private func ingest(_ consumer: AMQPConsumer, connection: AMQPConnection) async -> (any Error)? {
+    private func ingest(_ consumer: AMQPConsumer, connection: AMQPConnection, session: UInt64) async -> (any Error)? {
         let inbox = DeliveryInbox()
         let token = stop.onStop { inbox.close() }
         defer { stop.remove(token) }
@@ -157,7 +159,7 @@ final class PartitionIngest: Sendable {
                 do {
                     for try await delivery in consumer {
                         self.held.add(1, ordering: .relaxed)
-                        inbox.put(DeliveryInbox.Item(id: 0, message: MessageTracker.Message(delivery: delivery, connection: connection, session: 0)))
+                        inbox.put(TrackedMessage(delivery: delivery, connection: connection, session: session))
                     }
                     inbox.end(error: nil)
                 } catch {
@@ -180,46 +182,46 @@ final class PartitionIngest: Sendable {
 
     /// Copies one chunk to the partition queues and acknowledges its originals. Returns an error
     /// when the connection is lost.
-    private func process(_ chunk: [DeliveryInbox.Item], connection: AMQPConnection) async -> AMQPError? {
+    private func process(_ chunk: [TrackedMessage], connection: AMQPConnection) async -> AMQPError? {
         guard let catalog = await retry.run("TemplateCache.catalog", { () async throws(StoreError) in try await store.templateCache.catalog() }) else {
             return nil
         }
         let selector = RecipientSelector(policy: configuration.selectionPolicy)
-        var originals: [MessageTracker.Message] = []
+        var originals: [TrackedMessage] = []
         var copies: [AMQPOutgoingMessage] = []
         var owners: [Int] = []
         for item in chunk {
-            let delivery = item.message.delivery
+            let delivery = item.delivery
             let messageKey = IncomingMessage.messageKey(delivery)
             let event: Event
             do {
                 event = try configuration.decoder.decode(delivery.body, contentType: delivery.properties.contentType).event
             } catch {
-                await deadLetter(item.message, .undecodable, error.description, eventId: nil, messageKey: messageKey)
+                await deadLetter(item, .undecodable, error.description, eventId: nil, messageKey: messageKey)
                 continue
             }
             guard let metadata = catalog.metadata(forEventId: event.id) else {
-                await deadLetter(item.message, .unknownEvent, "no template defines event id \(event.id.prefix(128))", eventId: event.id, messageKey: messageKey)
+                await deadLetter(item, .unknownEvent, "no template defines event id \(event.id.prefix(128))", eventId: event.id, messageKey: messageKey)
                 continue
             }
             do {
                 // No subscription: only the event's own checks (a non-News event without UserId).
                 _ = try selector.select(event, tag: metadata.tag, from: [Subscription]())
             } catch {
-                await deadLetter(item.message, .noAddressee, error.description, eventId: event.id, messageKey: messageKey)
+                await deadLetter(item, .noAddressee, error.description, eventId: event.id, messageKey: messageKey)
                 continue
             }
             do {
                 try catalog.validateInDefaultCulture(event)
             } catch {
-                await deadLetter(item.message, DeadLetterCode.forTemplateError(error), error.description, eventId: event.id, messageKey: messageKey)
+                await deadLetter(item, DeadLetterCode.forTemplateError(error), error.description, eventId: event.id, messageKey: messageKey)
                 continue
             }
             for partition in layout.partitions(for: event) {
                 copies.append(copy(of: delivery, messageKey: messageKey, partition: partition))
                 owners.append(originals.count)
             }
-            originals.append(item.message)
+            originals.append(item)
         }
         guard !originals.isEmpty else { return nil }
 
@@ -274,7 +276,7 @@ final class PartitionIngest: Sendable {
         return AMQPOutgoingMessage(exchange: "", routingKey: layout.queueName(partition), body: delivery.body, properties: properties, mandatory: true)
     }
 
-    private func deadLetter(_ message: MessageTracker.Message, _ code: DeadLetterCode, _ reason: String, eventId: String?, messageKey: String) async {
+    private func deadLetter(_ message: TrackedMessage, _ code: DeadLetterCode, _ reason: String, eventId: String?, messageKey: String) async {
         guard await deadLetters.deadLetter(message, code: code, reason: reason, eventId: eventId, messageKey: messageKey) else { return }
         do {
             try message.connection.ack(message.delivery)

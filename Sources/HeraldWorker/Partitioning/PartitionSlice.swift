@@ -25,7 +25,8 @@ struct PartitionSlice: Sendable, Hashable {
         PartitionHash.partition(ofUser: userId, count: count) == partition
     }
 
-    /// The `AvoidDublication` key of a copy: each copy of one message is a different key, or the
-    /// second copy would look like a repeat of the first.
-    func dedupeKey(messageKey: String) -> String { "\(messageKey)#p\(partition)/\(count)" }
+    /// What tells a copy's journal row (and `AvoidDublication` key) from the other copies of
+    /// its message: `"#p<p>/<K>"` after the message key, or the second copy would look like a
+    /// repeat of the first.
+    var journalSuffix: String { "#p\(partition)/\(count)" }
 }

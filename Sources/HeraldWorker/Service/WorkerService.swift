@@ -100,30 +100,27 @@ public final class WorkerService: Service, Sendable {
     /// logged.
     public func run() async throws {
         store.start()
-        let retry = self.retry
         let acknowledger = Acknowledger(metrics: metrics, logger: logger)
-        let scheduler = LaneScheduler(lanes: configuration.lanes)
-        let recorder = Batcher<DeliveryRecord>(
-            maxBatch: configuration.recordBatchSize, window: configuration.recordBatchWindow, maxConcurrent: configuration.recordConcurrency
-        ) { [store] records in
-            // Outcomes already sent must be written even during a graceful stop; only an abort gives up.
-            await retry.run("DeliveryJournal.record", giveUp: { $0.isAborted }) { () async throws(StoreError) in
-                try await store.journal.record(records)
-            } != nil
-        }
-        let executor = DeliveryExecutor(
-            sender: sender, builder: configuration.payloadBuilder, policy: configuration.retryPolicy, scheduler: scheduler, tracker: tracker,
-            recorder: recorder, deadTokens: DeadTokenRegistry(capacity: configuration.deadTokenMemory), acknowledger: acknowledger,
-            metrics: metrics, stop: stopSignal,
-            recordedState: { [store] key in (try? await store.journal.status(of: key))?.state },
-            logger: logger
+        let engine = DeliveryEngine(
+            settings: DeliveryEngine.Settings(
+                lanes: configuration.lanes, policy: configuration.retryPolicy, builder: configuration.payloadBuilder,
+                recordBatchSize: configuration.recordBatchSize, recordConcurrency: configuration.recordConcurrency
+            ),
+            sender: sender, journal: store.journal, tracker: tracker, deadTokens: DeadTokenRegistry(capacity: configuration.deadTokenMemory),
+            acknowledger: acknowledger, metrics: metrics, retry: retry, stop: stopSignal, logger: logger
         )
-        let intake = MessageIntake(
-            configuration: configuration, store: store, tracker: tracker, scheduler: scheduler,
-            deadLetters: deadLetters,
-            acknowledger: acknowledger, audience: BroadcastAudience(devices: store.devices, ttl: configuration.broadcastAudienceTTL),
-            metrics: metrics, retry: retry, logger: logger
+        let pipeline = Pipeline(
+            planner: MessagePlanner(
+                configuration: configuration, store: store, tracker: tracker, deadLetters: deadLetters, acknowledger: acknowledger,
+                audience: BroadcastAudience(devices: store.devices, ttl: configuration.broadcastAudienceTTL), metrics: metrics, retry: retry
+            ),
+            claims: ClaimStage(
+                journal: store.journal, tracker: tracker, engine: engine, acknowledger: acknowledger, metrics: metrics, retry: retry, logger: logger
+            ),
+            engine: engine
         )
+        let wakeOnStop = stopSignal.onStop { engine.wake() }
+        defer { stopSignal.remove(wakeOnStop) }
 
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
@@ -131,21 +128,15 @@ public final class WorkerService: Service, Sendable {
                     if let ingest {
                         group.addTask { await ingest.run() }
                     }
-                    group.addTask {
-                        await withDiscardingTaskGroup { deliveries in
-                            for await release in scheduler.releases {
-                                deliveries.addTask { await executor.execute(release) }
-                            }
-                        }
-                    }
-                    await connectionLoop(intake: intake)
-                    scheduler.finish()
+                    group.addTask { await engine.run() }
+                    await connectionLoop(pipeline)
                     if tracker.deliveryCount > 0 {
                         logger.notice("Stopping with deliveries not done; their messages will be delivered again", metadata: [
-                            LogKey.count: "\(tracker.deliveryCount)", "herald.running": "\(metrics.running)",
+                            LogKey.count: "\(tracker.deliveryCount)", "herald.running": "\(engine.running)",
                         ])
                     }
                     stopSignal.abort()
+                    engine.finish()
                     group.cancelAll()
                 }
             } onGracefulShutdown: {
@@ -159,10 +150,17 @@ public final class WorkerService: Service, Sendable {
         logger.info("Worker stopped", metadata: ["herald.statistics": "\(final)"])
     }
 
+    /// The stages a consumed chunk goes through.
+    private struct Pipeline: Sendable {
+        let planner: MessagePlanner
+        let claims: ClaimStage
+        let engine: DeliveryEngine
+    }
+
     // MARK: Connections
 
     /// Connects, consumes and reconnects until stopping; returns after the last connection closed.
-    private func connectionLoop(intake: MessageIntake) async {
+    private func connectionLoop(_ pipeline: Pipeline) async {
         var backoff = Backoff(initial: configuration.reconnectInitialDelay, maximum: configuration.reconnectMaxDelay)
         while !stopSignal.isStopping {
             let connection: AMQPConnection
@@ -202,14 +200,14 @@ public final class WorkerService: Service, Sendable {
             consuming.store(true, ordering: .relaxed)
             // One bound for every wait of this session (a stop with partitions waits in consume).
             let deadline = ShutdownDeadline(timeout: configuration.shutdownTimeout)
-            let lost = await consume(consumers, connection: connection, session: id, intake: intake, deadline: deadline)
+            let lost = await consume(consumers, connection: connection, session: id, pipeline: pipeline, deadline: deadline)
             consuming.store(false, ordering: .relaxed)
 
             // Deliveries running finish (their records are written) before the connection is
             // closed or replaced; bounded by the shutdown timeout. Deliveries still waiting in a
             // lane stay tracked: after a reconnect, the redelivered message joins them; when
             // stopping, they are given up.
-            await waitForRunningDeliveries(until: deadline)
+            await waitForRunningDeliveries(pipeline.engine, until: deadline)
             if let lost {
                 let requeued = tracker.forgetSession(id)
                 metrics.requeued(requeued)
@@ -267,7 +265,7 @@ public final class WorkerService: Service, Sendable {
     /// Runs the consumers of one connection until they end; returns the error when the
     /// connection was lost, nil when the worker is stopping.
     private func consume(
-        _ sources: [Source], connection: AMQPConnection, session: UInt64, intake: MessageIntake, deadline: ShutdownDeadline
+        _ sources: [Source], connection: AMQPConnection, session: UInt64, pipeline: Pipeline, deadline: ShutdownDeadline
     ) async -> (any Error)? {
         let inbox = DeliveryInbox()
         let token = stopSignal.onStop { inbox.close() }
@@ -279,13 +277,14 @@ public final class WorkerService: Service, Sendable {
                     do {
                         for try await delivery in source.consumer {
                             metrics.consumed()
-                            var message = MessageTracker.Message(delivery: delivery, connection: connection, session: session)
+                            var slice: PartitionSlice?
                             if let partition = source.partition, let layout {
-                                let slice = PartitionSlice.of(delivery, queuePartition: partition, layout: layout)
-                                if slice.count != layout.count { self.reportCountMismatch(slice, layout: layout) }
-                                message.slice = slice
+                                slice = PartitionSlice.of(delivery, queuePartition: partition, layout: layout)
+                                if let slice, slice.count != layout.count { self.reportCountMismatch(slice, layout: layout) }
                             }
-                            inbox.put(DeliveryInbox.Item(id: tracker.register(message), message: message))
+                            let message = TrackedMessage(delivery: delivery, connection: connection, session: session, slice: slice)
+                            tracker.register(message)
+                            inbox.put(message)
                         }
                         inbox.end(error: nil)
                     } catch {
@@ -293,10 +292,15 @@ public final class WorkerService: Service, Sendable {
                     }
                 }
             }
+            // Planning chunk n + 1 overlaps the claim of chunk n in the database; claims run one
+            // after the other, in arrival order.
+            var claiming: Task<Void, Never>?
             while let chunk = await inbox.take(max: configuration.maxChunk) {
-                await intake.process(chunk)
-                metrics.inFlight(messages: tracker.messageCount, deliveries: tracker.deliveryCount)
+                guard let planned = await pipeline.planner.plan(chunk) else { continue }
+                await claiming?.value
+                claiming = Task { await pipeline.claims.process(planned) }
             }
+            await claiming?.value
             if let error = inbox.endError {
                 // One consumer ended abnormally: end the others too (their channels close and
                 // the broker requeues what they held); the caller reconnects.
@@ -309,7 +313,7 @@ public final class WorkerService: Service, Sendable {
                 // still in flight. Instead finish (and acknowledge) what runs while our channels
                 // are open, then close: the rest is requeued at its place and the standby takes
                 // over after us.
-                await waitForRunningDeliveries(until: deadline)
+                await waitForRunningDeliveries(pipeline.engine, until: deadline)
                 await connection.close()
                 return nil
             }
@@ -334,10 +338,10 @@ public final class WorkerService: Service, Sendable {
         ])
     }
 
-    /// Waits until no delivery is running, at most until `bound` (less if aborted).
-    private func waitForRunningDeliveries(until bound: ShutdownDeadline) async {
+    /// Waits until no delivery is being sent or recorded, at most until `bound` (less if aborted).
+    private func waitForRunningDeliveries(_ engine: DeliveryEngine, until bound: ShutdownDeadline) async {
         let deadline = bound.instant
-        while metrics.running > 0, ContinuousClock.now < deadline, !stopSignal.isAborted, !Task.isCancelled {
+        while engine.running > 0, ContinuousClock.now < deadline, !stopSignal.isAborted, !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(20))
         }
     }

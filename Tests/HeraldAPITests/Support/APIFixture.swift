@@ -55,16 +55,8 @@ struct APIFixture: Sendable {
     /// Notifications "sent" to a device, as the worker records them: claimed, then recorded
     /// sent with their payloads (positions follow the device's numbering).
     func logSent(deviceId: String, user: String, count: Int, app: String? = nil, prefix: String = "m") async throws {
-        let claims = (1...count).map { index in
-            DeliveryClaim(
-                deliveryKey: DeliveryKey(messageKey: "\(prefix)\(index)", deviceId: deviceId, userId: user, app: app),
-                messageKey: "\(prefix)\(index)", userId: user, deviceId: deviceId, app: app
-            )
-        }
-        _ = try await store.journal.claim(claims)
-        try await store.journal.record(claims.enumerated().map { index, claim in
-            .sent(claim.deliveryKey, attempts: 1, eventId: "TransferIssued",
-                  payload: #"{"aps":{"alert":"push \#(index + 1)","acme_eid":"TransferIssued","acme_userid":"\#(user)","acme_params":[]}}"#)
+        try await JournalSeed.record(store, deviceId: deviceId, app: app, userId: user, messageKeys: (1...count).map { "\(prefix)\($0)" }, payload: { n in
+            #"{"aps":{"alert":"push \#(n)","acme_eid":"TransferIssued","acme_userid":"\#(user)","acme_params":[]}}"#
         })
     }
 }

@@ -1,0 +1,38 @@
+/// What ``DeliveryJournal/claim(_:)`` takes: the messages of a chunk, in arrival order, and
+/// the deliveries each of them makes, in the order they are to be numbered.
+public struct ClaimBatch: Sendable {
+    /// One delivery: the index of its message in ``messages`` and the store id of its device.
+    public struct Delivery: Sendable, Hashable {
+        public var message: Int
+        public var deviceRef: Int64
+
+        public init(message: Int, deviceRef: Int64) {
+            self.message = message
+            self.deviceRef = deviceRef
+        }
+    }
+
+    public var messages: [MessageKey]
+    public var deliveries: [Delivery]
+
+    public init(messages: [MessageKey] = [], deliveries: [Delivery] = []) {
+        self.messages = messages
+        self.deliveries = deliveries
+    }
+}
+
+/// The journal's answer to a ``ClaimBatch``.
+public struct ClaimAnswer: Sendable, Hashable {
+    /// Per message: the id of the row the claim created, or `nil` when the journal already
+    /// knew the message (redelivered, replayed, repeated): ask ``DeliveryJournal/history(of:)``.
+    /// A key repeated within the batch is new once, at its first place.
+    public var messageIds: [Int64?]
+    /// Per delivery: the device position reserved for it (consecutive per device, in batch
+    /// order), or `nil` when its message was not new or its device no longer exists.
+    public var positions: [Int64?]
+
+    public init(messageIds: [Int64?], positions: [Int64?]) {
+        self.messageIds = messageIds
+        self.positions = positions
+    }
+}

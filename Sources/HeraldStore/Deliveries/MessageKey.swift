@@ -1,0 +1,35 @@
+import Crypto
+import Foundation
+
+/// A message as the journal knows it: the message key its delivery keys (collapse ids) are
+/// made of, and the key of its journal row.
+///
+/// The message key is the AMQP `message-id`, or the SHA-256 of the body when the producer set
+/// none. A partition copy (`worker.partitions`) has the key of its original but a row of its
+/// own (``partitionSuffix``), so that copies of one message for different partitions are not
+/// taken for repeats of each other. The row key is the first 16 bytes of the SHA-256 of
+/// `text + suffix`: fixed width, whatever the producer's ids look like.
+public struct MessageKey: Sendable, Hashable, CustomStringConvertible {
+    /// The message key.
+    public let text: String
+    /// `"#p<p>/<K>"` for a partition copy, empty otherwise.
+    public let partitionSuffix: String
+    /// The journal row's key.
+    public let digest: UUID
+
+    public init(text: String, partitionSuffix: String = "") {
+        self.text = text
+        self.partitionSuffix = partitionSuffix
+        var hasher = SHA256()
+        hasher.update(data: Array(text.utf8))
+        if !partitionSuffix.isEmpty { hasher.update(data: Array(partitionSuffix.utf8)) }
+        digest = hasher.finalize().withUnsafeBytes { bytes in
+            UUID(uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
+        }
+    }
+
+    public var description: String { text + partitionSuffix }
+}

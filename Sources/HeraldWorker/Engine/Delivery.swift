@@ -1,0 +1,63 @@
+import HeraldCore
+import HeraldStore
+
+/// One delivery in flight in this process, from its claim until its outcome is recorded.
+///
+/// Ownership (why `@unchecked Sendable` is safe): the claim stage creates it and fills the
+/// `let`s, then hands it to the ``DeliveryEngine`` once, through its mailbox (a lock: a
+/// happens-before edge); from then on only the engine's task reads or writes the `var`s. The
+/// sender sees a ``HeraldDelivery/PushDelivery`` copy, and completion callbacks only carry the
+/// reference back through the mailbox. ``waiters`` is the exception: it is read and written
+/// only under the ``MessageTracker``'s lock.
+final class Delivery: @unchecked Sendable {
+    let context: MessageContext
+    let recipient: Recipient
+    let rendered: RenderedNotification
+    /// The device's store id and the position reserved for this delivery.
+    let deviceRef: Int64
+    let position: Int64
+    /// Within this process: the same delivery of another copy of its message joins it.
+    let joinKey: JoinKey
+
+    // Engine-owned.
+    /// The journal had no outcome for it while its message was known (a crash, a lost
+    /// connection): ask whether it went out before sending again.
+    var inDoubt: Bool
+    /// Attempts made, including those recorded before a restart.
+    var attempts: Int
+    /// The journal holds a `.pending` row for it (it was retried): its outcome completes the row.
+    var hasPendingRow: Bool
+    var ticket: PerUserScheduler<Delivery>.Ticket?
+    var payload: PushPayload?
+    var firstAttempt: ContinuousClock.Instant?
+    var retryDue: ContinuousClock.Instant?
+
+    // Guarded by the MessageTracker's lock.
+    var waiters: [TrackedMessage] = []
+
+    init(
+        context: MessageContext, recipient: Recipient, rendered: RenderedNotification, deviceRef: Int64, position: Int64,
+        inDoubt: Bool, attempts: Int, hasPendingRow: Bool
+    ) {
+        self.context = context
+        self.recipient = recipient
+        self.rendered = rendered
+        self.deviceRef = deviceRef
+        self.position = position
+        self.joinKey = JoinKey(message: context.journalId, deviceRef: deviceRef, userId: recipient.addressedUserId)
+        self.inDoubt = inDoubt
+        self.attempts = attempts
+        self.hasPendingRow = hasPendingRow
+    }
+
+    /// The collapse id: stable across redeliveries of the message.
+    var key: DeliveryKey { recipient.deliveryKey(messageKey: context.key.text) }
+}
+
+/// A delivery's identity within one worker process: its message's journal row, its device, the
+/// addressed user.
+struct JoinKey: Hashable, Sendable {
+    let message: Int64
+    let deviceRef: Int64
+    let userId: String
+}

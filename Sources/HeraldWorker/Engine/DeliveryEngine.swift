@@ -1,0 +1,439 @@
+import Foundation
+import HeraldCore
+import HeraldDelivery
+import HeraldStore
+import Logging
+import Synchronization
+
+/// Where claimed deliveries become outcomes: the per-user lanes, the sender, retries, the
+/// journal records and the acknowledgements, run by ONE task as a state machine fed by its
+/// ``EngineMailbox``.
+///
+/// One turn of the loop takes every posted event (deliveries from the claim stage, the
+/// senders' answers, finished record writes, due retries), updates the lanes, then sends
+/// everything the lanes released as one ``HeraldDelivery/PushSender/submit(_:completion:)``
+/// call, and hands the outcomes gathered meanwhile to a record write (at most
+/// ``WorkerConfiguration/recordConcurrency`` in flight, up to
+/// ``WorkerConfiguration/recordBatchSize`` rows each). No task, actor hop or lock per delivery:
+/// the costs are per turn, and a turn takes what arrived while the previous one ran.
+///
+/// Order and lanes (``HeraldCore/PerUserScheduler``): a user's next delivery is released only
+/// when the previous one is terminal. A delivery the provider asks to retry is *parked*: its
+/// user's later deliveries keep waiting (order), but its lane serves other users until the
+/// retry is due; then it goes before anyone waiting.
+///
+/// Records and acknowledgements: a terminal outcome frees the lane at once (order at the
+/// provider is kept: the next delivery starts after this one was answered), and the message is
+/// acknowledged only once the record is durable (``MessageTracker``). A retried delivery's
+/// attempt count and position are recorded as a `.pending` row, so a restart resumes them.
+///
+/// Stopping: once ``StopSignal/isStopping``, nothing more is released or retried; what was
+/// sent finishes and is recorded (a graceful stop waits for that, bounded by the worker);
+/// waiting and parked deliveries are dropped (their messages are requeued by the broker; a
+/// parked one's attempts are recorded). Once aborted, record writes give up too.
+final class DeliveryEngine: Sendable {
+    struct Settings: Sendable {
+        var lanes: Int
+        var policy: RetryPolicy
+        var builder: PayloadBuilder
+        var recordBatchSize: Int
+        var recordConcurrency: Int
+    }
+
+    let mailbox = EngineMailbox()
+    private let settings: Settings
+    private let sender: any PushSender
+    private let journal: DeliveryJournal
+    private let tracker: MessageTracker
+    private let deadTokens: DeadTokenRegistry
+    private let acknowledger: Acknowledger
+    private let metrics: WorkerMetrics
+    private let retry: StoreRetry
+    private let stop: StopSignal
+    private let logger: Logger
+    /// Deliveries sent (or being reconciled) and not yet answered, plus terminal outcomes not
+    /// yet durable: what a stop waits for.
+    private let busy = Atomic<Int>(0)
+    private let finished = Atomic<Bool>(false)
+
+    init(
+        settings: Settings, sender: any PushSender, journal: DeliveryJournal, tracker: MessageTracker, deadTokens: DeadTokenRegistry,
+        acknowledger: Acknowledger, metrics: WorkerMetrics, retry: StoreRetry, stop: StopSignal, logger: Logger
+    ) {
+        self.settings = settings
+        self.sender = sender
+        self.journal = journal
+        self.tracker = tracker
+        self.deadTokens = deadTokens
+        self.acknowledger = acknowledger
+        self.metrics = metrics
+        self.retry = retry
+        self.stop = stop
+        self.logger = logger
+    }
+
+    /// Deliveries being sent or recorded right now.
+    var running: Int { busy.load(ordering: .relaxed) }
+
+    /// Claimed deliveries, in order.
+    func enqueue(_ deliveries: [Delivery]) {
+        guard !deliveries.isEmpty else { return }
+        mailbox.post(.fanOut(deliveries))
+    }
+
+    /// Wakes the loop (a stop began, or ``finish()`` was called).
+    func wake() { mailbox.post(.wake) }
+
+    /// No more deliveries will come: ``run()`` returns once what runs is recorded (or at once
+    /// when aborted).
+    func finish() {
+        finished.store(true, ordering: .relaxed)
+        mailbox.post(.wake)
+    }
+
+    /// The loop; returns after ``finish()`` once nothing is running, or when aborted.
+    func run() async {
+        var state = LoopState(lanes: settings.lanes)
+        while true {
+            let events = await mailbox.take()
+            var released = state.carried
+            state.carried.removeAll()
+            for event in events { handle(event, state: &state, released: &released) }
+            if stop.isStopping { stopWork(&state, released: &released) }
+            dueRetries(&state, released: &released)
+            dispatch(released, state: &state)
+            writeRecords(&state)
+            armTimer(&state)
+            if stop.isAborted { break }
+            if finished.load(ordering: .relaxed), busy.load(ordering: .relaxed) == 0, state.recordsInFlight == 0, state.records.isEmpty { break }
+        }
+        state.timer?.cancel()
+    }
+
+    // MARK: Events
+
+    private func handle(_ event: EngineMailbox.Event, state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]) {
+        switch event {
+        case .fanOut(let deliveries):
+            for delivery in deliveries {
+                state.scheduler.enqueue(delivery, user: delivery.recipient.orderingKey, into: &released)
+            }
+            metrics.inFlight(messages: tracker.messageCount, deliveries: tracker.deliveryCount)
+        case .outcome(let delivery, let outcome):
+            busy.subtract(1, ordering: .relaxed)
+            handleOutcome(delivery, outcome, state: &state, released: &released)
+        case .reconciled(let delivery, let answer):
+            busy.subtract(1, ordering: .relaxed)
+            delivery.inDoubt = false
+            switch answer {
+            case .send:
+                state.reconciledToSend.append(delivery)
+            case .delivered:
+                terminal(delivery, .sent, state: &state, released: &released)
+            case .recorded(let recordedState):
+                // Another copy recorded it meanwhile: nothing to write, only to finish.
+                complete(delivery, state: &state, released: &released)
+                metrics.skipped()
+                logger.debug("In-doubt delivery found recorded", metadata: metadata(delivery, ["herald.state": "\(recordedState)"]))
+                state.finishedWithoutRecord.append(delivery)
+            }
+        case .recorded(let entries, let durable):
+            state.recordsInFlight -= 1
+            let terminal = entries.filter(\.isTerminal).map(\.delivery)
+            busy.subtract(terminal.count, ordering: .relaxed)
+            if durable {
+                acknowledger.ack(tracker.finish(terminal))
+            } else {
+                // Aborted before the outcome was stored: the message must not be acknowledged.
+                tracker.drop(terminal)
+                metrics.abandoned(terminal.count)
+            }
+        case .wake:
+            break
+        }
+        if !state.finishedWithoutRecord.isEmpty {
+            acknowledger.ack(tracker.finish(state.finishedWithoutRecord))
+            state.finishedWithoutRecord.removeAll()
+        }
+    }
+
+    private func handleOutcome(
+        _ delivery: Delivery, _ outcome: DeliveryOutcome, state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]
+    ) {
+        switch outcome {
+        case .sent, .permanentFailure:
+            terminal(delivery, outcome, state: &state, released: &released)
+        case .tokenDead(let reason):
+            deadTokens.markDead(delivery.recipient.pushTarget)
+            logger.info("Device token refused by the provider; device marked dead", metadata: metadata(delivery, [LogKey.error: "\(reason)"]))
+            terminal(delivery, outcome, state: &state, released: &released)
+        case .retryAfter(let after, let reason):
+            let now = ContinuousClock.now
+            switch settings.policy.decide(attempts: delivery.attempts, elapsed: now - (delivery.firstAttempt ?? now), retryAfter: after) {
+            case .giveUp(let why):
+                let text = "\(reason); gave up after \(delivery.attempts) attempts (\(why.rawValue))"
+                terminal(delivery, .permanentFailure(reason: text), state: &state, released: &released)
+            case .retry(let delay):
+                metrics.retried()
+                logger.info("Delivery will be retried", metadata: metadata(delivery, [
+                    LogKey.error: "\(reason)", LogKey.attempts: "\(delivery.attempts)", LogKey.retryIn: "\(delay)",
+                ]))
+                guard let ticket = delivery.ticket, let freed = try? state.scheduler.park(ticket) else { return }
+                released += freed
+                delivery.retryDue = now + delay
+                state.parked.insert(delivery, due: now + delay)
+                // Keep the attempt count and the position for whoever sends it next.
+                queueRecord(delivery, state: .pending, lastError: reason, into: &state)
+            }
+        }
+    }
+
+    /// A terminal outcome: the lane goes on, the outcome is queued for the journal.
+    private func terminal(
+        _ delivery: Delivery, _ outcome: DeliveryOutcome, state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]
+    ) {
+        complete(delivery, state: &state, released: &released)
+        metrics.outcome(outcome, publishedAt: delivery.context.publishedAt)
+        switch outcome {
+        case .sent:
+            queueRecord(delivery, state: .sent, lastError: nil, into: &state)
+        case .tokenDead(let reason):
+            queueRecord(delivery, state: .tokenDead, lastError: reason, into: &state)
+        case .permanentFailure(let reason), .retryAfter(_, let reason):
+            if case .permanentFailure = outcome {
+                logger.warning("Delivery failed", metadata: metadata(delivery, [LogKey.error: "\(reason)", LogKey.attempts: "\(delivery.attempts)"]))
+            }
+            queueRecord(delivery, state: .failed, lastError: reason, into: &state)
+        }
+        busy.add(1, ordering: .relaxed)  // until durable
+    }
+
+    private func complete(_ delivery: Delivery, state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]) {
+        guard let ticket = delivery.ticket else { return }
+        delivery.ticket = nil
+        // A ticket completed twice would be a bug here; the scheduler refuses it without
+        // corrupting the order, and nothing more can be done about it at run time.
+        try? state.scheduler.complete(ticket, into: &released)
+    }
+
+    private func queueRecord(_ delivery: Delivery, state deliveryState: DeliveryState, lastError: String?, into state: inout LoopState) {
+        let record = DeliveryRecord(
+            deviceRef: delivery.deviceRef, position: delivery.position, messageId: delivery.context.journalId,
+            userId: delivery.recipient.addressedUserId, eventId: delivery.context.event.id, state: deliveryState, attempts: delivery.attempts,
+            lastError: lastError, payload: deliveryState == .sent ? delivery.payload?.body : nil,
+            token: deliveryState == .tokenDead ? delivery.recipient.subscription.token : nil, completesPendingRow: delivery.hasPendingRow
+        )
+        if deliveryState == .pending { delivery.hasPendingRow = true }
+        // One row per delivery per statement: a later record replaces one still queued.
+        if delivery.hasPendingRow, let index = state.records.lastIndex(where: { $0.delivery === delivery }) {
+            let replaced = state.records[index]
+            state.records[index] = EngineMailbox.RecordEntry(delivery: delivery, record: record)
+            if replaced.isTerminal { busy.subtract(1, ordering: .relaxed) }
+            return
+        }
+        state.records.append(EngineMailbox.RecordEntry(delivery: delivery, record: record))
+    }
+
+    // MARK: Retries and stopping
+
+    private func dueRetries(_ state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]) {
+        guard !stop.isStopping else { return }
+        for delivery in state.parked.popDue(now: ContinuousClock.now) {
+            delivery.retryDue = nil
+            guard let ticket = delivery.ticket, let resumed = try? state.scheduler.resume(ticket, item: delivery) else { continue }
+            released += resumed
+        }
+    }
+
+    /// Stopping: nothing more is sent; deliveries waiting for a lane or a retry are dropped.
+    private func stopWork(_ state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]) {
+        let dropped = released.map(\.item) + state.reconciledToSend + state.parked.removeAll()
+        released.removeAll()
+        state.reconciledToSend.removeAll()
+        guard !dropped.isEmpty else { return }
+        for delivery in dropped { delivery.ticket = nil }
+        tracker.drop(dropped)
+        metrics.abandoned(dropped.count)
+    }
+
+    /// One sleeping task at a time wakes the loop when the earliest retry is due.
+    private func armTimer(_ state: inout LoopState) {
+        if let armed = state.timerDue, armed <= ContinuousClock.now {
+            state.timerDue = nil
+            state.timer = nil
+        }
+        guard let due = state.parked.earliest, !stop.isStopping else { return }
+        if let armed = state.timerDue, armed <= due { return }
+        state.timer?.cancel()
+        state.timerDue = due
+        let mailbox = self.mailbox
+        state.timer = Task {
+            try? await Task.sleep(until: due, clock: .continuous)
+            mailbox.post(.wake)
+        }
+    }
+
+    // MARK: Sending
+
+    /// Sends what the lanes released: in-doubt deliveries are asked about first; the rest go as
+    /// one batch.
+    private func dispatch(_ released: [PerUserScheduler<Delivery>.Release], state: inout LoopState) {
+        var batch: [Delivery] = []
+        batch.reserveCapacity(released.count + state.reconciledToSend.count)
+        batch += state.reconciledToSend
+        state.reconciledToSend.removeAll()
+        var orphans: [Delivery] = []
+        var nextReleases: [PerUserScheduler<Delivery>.Release] = []
+        var pending = released
+        while !pending.isEmpty {
+            for release in pending {
+                let delivery = release.item
+                delivery.ticket = release.ticket
+                guard tracker.isAwaited(delivery) else {
+                    // Its messages were requeued with a lost connection: the user's lane goes
+                    // on; the message comes again (here or elsewhere) and claims it anew.
+                    orphans.append(delivery)
+                    complete(delivery, state: &state, released: &nextReleases)
+                    continue
+                }
+                if delivery.inDoubt {
+                    busy.add(1, ordering: .relaxed)
+                    reconcile(delivery)
+                    continue
+                }
+                batch.append(delivery)
+            }
+            pending = nextReleases
+            nextReleases.removeAll()
+        }
+        if !orphans.isEmpty {
+            tracker.drop(orphans)
+            metrics.abandoned(orphans.count)
+        }
+        send(batch, state: &state)
+    }
+
+    private func send(_ deliveries: [Delivery], state: inout LoopState) {
+        guard !deliveries.isEmpty else { return }
+        var pushes: [PushDelivery] = []
+        var sent: [Delivery] = []
+        pushes.reserveCapacity(deliveries.count)
+        sent.reserveCapacity(deliveries.count)
+        let now = Date()
+        let clock = ContinuousClock.now
+        var failures: [(Delivery, DeliveryOutcome)] = []
+        for delivery in deliveries {
+            let target = delivery.recipient.pushTarget
+            if !deadTokens.isEmpty, deadTokens.isDead(target) {
+                failures.append((delivery, .tokenDead(reason: "the provider refused this token earlier")))
+                continue
+            }
+            let key = delivery.key
+            if delivery.payload == nil {
+                do {
+                    delivery.payload = try settings.builder.build(
+                        delivery.rendered, event: delivery.context.event, target: target, deliveryKey: key, now: now, position: delivery.position
+                    )
+                } catch {
+                    logger.warning("Payload cannot be built; delivery failed", metadata: metadata(delivery, [LogKey.error: "\(error)"]))
+                    failures.append((delivery, .permanentFailure(reason: error.description)))
+                    continue
+                }
+            }
+            delivery.attempts += 1
+            if delivery.firstAttempt == nil { delivery.firstAttempt = clock }
+            pushes.append(PushDelivery(
+                deliveryKey: key, deviceId: delivery.recipient.subscription.deviceId, userId: delivery.recipient.addressedUserId,
+                eventId: delivery.context.event.id, position: delivery.position, target: target, payload: delivery.payload!
+            ))
+            sent.append(delivery)
+        }
+        for (delivery, outcome) in failures {
+            var ignored: [PerUserScheduler<Delivery>.Release] = []
+            terminal(delivery, outcome, state: &state, released: &ignored)
+            // Lanes freed here are served on the next turn.
+            if !ignored.isEmpty { state.carried += ignored }
+        }
+        guard !pushes.isEmpty else {
+            if !state.carried.isEmpty { mailbox.post(.wake) }
+            return
+        }
+        busy.add(sent.count, ordering: .relaxed)
+        let mailbox = self.mailbox
+        let submitted = sent
+        sender.submit(pushes) { index, outcome in mailbox.post(.outcome(submitted[index], outcome)) }
+        if !state.carried.isEmpty { mailbox.post(.wake) }
+    }
+
+    /// An in-doubt delivery: does the journal have it now (another copy), or does the sender
+    /// know it went out? Off the loop; the answer comes back through the mailbox.
+    private func reconcile(_ delivery: Delivery) {
+        let journal = self.journal, sender = self.sender, mailbox = self.mailbox
+        let key = delivery.context.key
+        Task {
+            let recorded = try? await journal.history(of: [key]).first?.deliveries.first {
+                $0.deviceRef == delivery.deviceRef && $0.userId == delivery.recipient.addressedUserId && $0.state.isTerminal
+            }
+            if let recorded {
+                mailbox.post(.reconciled(delivery, .recorded(recorded.state)))
+            } else if await sender.reconcile(delivery.key) == .delivered {
+                mailbox.post(.reconciled(delivery, .delivered))
+            } else {
+                mailbox.post(.reconciled(delivery, .send))
+            }
+        }
+    }
+
+    // MARK: Records
+
+    private func writeRecords(_ state: inout LoopState) {
+        while !state.records.isEmpty, state.recordsInFlight < settings.recordConcurrency {
+            let count = min(settings.recordBatchSize, state.records.count)
+            let entries = Array(state.records.prefix(count))
+            state.records.removeFirst(count)
+            state.recordsInFlight += 1
+            let journal = self.journal, retry = self.retry, mailbox = self.mailbox
+            Task {
+                let records = entries.map(\.record)
+                // Outcomes already sent must be written even during a graceful stop; only an
+                // abort gives up.
+                let durable = await retry.run("DeliveryJournal.record", giveUp: { $0.isAborted }) { () async throws(StoreError) in
+                    try await journal.record(records)
+                } != nil
+                mailbox.post(.recorded(entries, durable))
+            }
+        }
+    }
+
+    private func metadata(_ delivery: Delivery, _ extra: Logger.Metadata) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            LogKey.eventId: "\(delivery.context.event.id)",
+            LogKey.userId: "\(delivery.recipient.addressedUserId)",
+            LogKey.deviceId: "\(delivery.recipient.subscription.deviceId)",
+            LogKey.platform: "\(delivery.recipient.subscription.platform)",
+            LogKey.token: "\(LogKey.shortToken(delivery.recipient.subscription.token))",
+            LogKey.deliveryKey: "\(delivery.key)",
+            LogKey.messageKey: "\(delivery.context.key.text)",
+        ]
+        metadata.merge(extra) { _, new in new }
+        return metadata
+    }
+}
+
+/// The engine loop's own state: only its task touches it.
+private struct LoopState {
+    var scheduler: PerUserScheduler<Delivery>
+    var parked = ParkedDeliveries()
+    var records: [EngineMailbox.RecordEntry] = []
+    var recordsInFlight = 0
+    var reconciledToSend: [Delivery] = []
+    var finishedWithoutRecord: [Delivery] = []
+    /// Releases freed while sending (a delivery that failed before it was sent): next turn.
+    var carried: [PerUserScheduler<Delivery>.Release] = []
+    var timer: Task<Void, Never>?
+    var timerDue: ContinuousClock.Instant?
+
+    init(lanes: Int) {
+        scheduler = PerUserScheduler(lanes: lanes)
+    }
+}

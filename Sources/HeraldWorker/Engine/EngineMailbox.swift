@@ -1,0 +1,75 @@
+import HeraldCore
+import HeraldStore
+import Synchronization
+
+/// The only way into the ``DeliveryEngine``: whoever has news (the claim stage, a sender's
+/// completion on its own thread, a record write, a retry timer, a stop) posts an event; the
+/// engine's task takes everything posted at once. Posting is a short lock and, only when the
+/// engine waits, one resumption: a sender that answers inside `submit` (the null sender) costs
+/// no wake-up at all. Thread-safe.
+final class EngineMailbox: Sendable {
+    enum Event: Sendable {
+        /// Claimed deliveries, in order, to enqueue in their users' lanes.
+        case fanOut([Delivery])
+        /// A sender's answer for a submitted delivery.
+        case outcome(Delivery, DeliveryOutcome)
+        /// What an in-doubt delivery turned out to be before it was sent again.
+        case reconciled(Delivery, InDoubtAnswer)
+        /// A record write ended (true: durable; false: given up, the worker is aborting).
+        case recorded([RecordEntry], Bool)
+        /// Something to look at: a retry may be due, or the worker is stopping.
+        case wake
+    }
+
+    /// The answer about an in-doubt delivery.
+    enum InDoubtAnswer: Sendable {
+        /// The journal has it terminal now (another copy finished it): record nothing more.
+        case recorded(DeliveryState)
+        /// The sender knows it reached the provider: record it as sent, do not send again.
+        case delivered
+        /// Nobody knows: send it again with the same collapse id.
+        case send
+    }
+
+    /// A record the engine asked to be written, and whether it is the delivery's last.
+    struct RecordEntry: Sendable {
+        let delivery: Delivery
+        let record: DeliveryRecord
+        var isTerminal: Bool { record.state.isTerminal }
+    }
+
+    private struct State {
+        var events: [Event] = []
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    func post(_ event: Event) {
+        let waiter = state.withLock { state in
+            state.events.append(event)
+            return state.waiter.take()
+        }
+        waiter?.resume()
+    }
+
+    /// Everything posted since the last call; waits for at least one event.
+    func take() async -> [Event] {
+        while true {
+            let events: [Event] = state.withLock { state in
+                var taken: [Event] = []
+                swap(&taken, &state.events)
+                return taken
+            }
+            if !events.isEmpty { return events }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    if !state.events.isEmpty { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Synchronization
+
+/// Which AMQP message waits for which deliveries: the rule "acknowledge a message only when
+/// every delivery it produced is terminal and recorded" lives here.
+///
+/// A message is registered when it arrives, gets its deliveries attached at fan-out, and is
+/// sealed then; it is ready to acknowledge once sealed with no delivery left. A delivery already
+/// in flight here (the same message redelivered after a reconnect, or a copy published twice)
+/// is *joined* instead of started again: the second message then waits for the same delivery.
+/// The claim stage *pins* a delivery it is about to join (between deciding and attaching, the
+/// journal is asked for positions), so that the engine does not drop it meanwhile as orphaned.
+///
+/// Thread-safe (a `Mutex`); every method is one short critical section over a whole batch. The
+/// caller acknowledges the messages it gets back, outside the lock.
+final class MessageTracker: Sendable {
+    private struct State {
+        var messages: [ObjectIdentifier: TrackedMessage] = [:]
+        var inFlight: [JoinKey: Delivery] = [:]
+        var pins: [JoinKey: Int] = [:]
+    }
+
+    /// One delivery of a message at fan-out.
+    enum Attachment {
+        /// A delivery to start.
+        case start(Delivery)
+        /// The same delivery is in flight here (pinned by ``pinIfInFlight(_:)``): wait for it.
+        case join(JoinKey)
+    }
+
+    private let state = Mutex(State())
+
+    /// Messages received and not yet settled.
+    var messageCount: Int { state.withLock { $0.messages.count } }
+    /// Deliveries started (or joined) and not yet finished or dropped.
+    var deliveryCount: Int { state.withLock { $0.inFlight.count } }
+
+    func register(_ message: TrackedMessage) {
+        state.withLock { $0.messages[ObjectIdentifier(message)] = message }
+    }
+
+    /// Pins the delivery `key` if it is in flight (see the type's documentation); true if it is.
+    func pinIfInFlight(_ key: JoinKey) -> Bool {
+        state.withLock { state in
+            guard state.inFlight[key] != nil else { return false }
+            state.pins[key, default: 0] += 1
+            return true
+        }
+    }
+
+    /// Fan-out of messages, in order: attaches each message to its deliveries (starting new ones,
+    /// joining pinned ones, unpinning them) and seals it. Returns the deliveries to start, in
+    /// order, and the messages already settled (nothing left to wait for: acknowledge them).
+    /// A forgotten message (its connection was lost meanwhile) attaches nothing.
+    func fanOut(_ messages: [(TrackedMessage, [Attachment])]) -> (started: [Delivery], settled: [TrackedMessage]) {
+        state.withLock { state in
+            var started: [Delivery] = []
+            var settled: [TrackedMessage] = []
+            for (message, attachments) in messages {
+                for attachment in attachments {
+                    switch attachment {
+                    case .start(let delivery):
+                        guard !message.forgotten else { continue }
+                        if let running = state.inFlight[delivery.joinKey] {
+                            running.waiters.append(message)
+                        } else {
+                            state.inFlight[delivery.joinKey] = delivery
+                            delivery.waiters.append(message)
+                            started.append(delivery)
+                        }
+                        message.remaining += 1
+                    case .join(let key):
+                        if let pins = state.pins[key] { state.pins[key] = pins > 1 ? pins - 1 : nil }
+                        // Gone: it finished (a pinned delivery is never dropped) and is recorded.
+                        guard !message.forgotten, let running = state.inFlight[key] else { continue }
+                        running.waiters.append(message)
+                        message.remaining += 1
+                    }
+                }
+                message.sealed = true
+                if message.remaining == 0, Self.settle(message, in: &state) { settled.append(message) }
+            }
+            return (started, settled)
+        }
+    }
+
+    /// Settles a message that makes no delivery (dead-lettered, a repeat, no recipient); false
+    /// when it must not be acknowledged (its connection was lost).
+    func settle(_ message: TrackedMessage) -> Bool {
+        state.withLock { state in Self.settle(message, in: &state) }
+    }
+
+    /// Deliveries terminal and recorded: returns the messages that have nothing left to wait for.
+    func finish(_ deliveries: [Delivery]) -> [TrackedMessage] {
+        state.withLock { state in
+            var settled: [TrackedMessage] = []
+            for delivery in deliveries {
+                guard state.inFlight[delivery.joinKey] === delivery else { continue }
+                state.inFlight[delivery.joinKey] = nil
+                for message in delivery.waiters {
+                    message.remaining -= 1
+                    if message.remaining == 0 && message.sealed && Self.settle(message, in: &state) { settled.append(message) }
+                }
+                delivery.waiters.removeAll()
+            }
+            return settled
+        }
+    }
+
+    /// Whether a live message still waits for `delivery` (or a joiner is on its way): false once
+    /// every message that wanted it belonged to a lost connection. The broker has requeued
+    /// those, perhaps to another process, so sending it now could send twice or out of order.
+    func isAwaited(_ delivery: Delivery) -> Bool {
+        state.withLock { state in
+            state.pins[delivery.joinKey] != nil || delivery.waiters.contains { !$0.forgotten }
+        }
+    }
+
+    /// Deliveries that will not finish here (stopping, or orphaned): their messages stay
+    /// unsettled, and the broker delivers them again.
+    func drop(_ deliveries: [Delivery]) {
+        state.withLock { state in
+            for delivery in deliveries where state.inFlight[delivery.joinKey] === delivery {
+                state.inFlight[delivery.joinKey] = nil
+            }
+        }
+    }
+
+    /// Forgets the unsettled messages of a lost connection session (the broker requeues them);
+    /// returns how many.
+    func forgetSession(_ session: UInt64) -> Int {
+        state.withLock { state in
+            let lost = state.messages.values.filter { $0.session == session }
+            for message in lost {
+                message.forgotten = true
+                state.messages[ObjectIdentifier(message)] = nil
+            }
+            return lost.count
+        }
+    }
+
+    private static func settle(_ message: TrackedMessage, in state: inout State) -> Bool {
+        guard !message.forgotten, !message.settled else { return false }
+        message.settled = true
+        state.messages[ObjectIdentifier(message)] = nil
+        return true
+    }
+}

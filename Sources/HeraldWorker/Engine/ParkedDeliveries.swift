@@ -1,0 +1,65 @@
+/// Deliveries waiting for their retry, by due time (a binary min-heap; ties in insertion
+/// order). Not thread-safe: the engine loop's own.
+struct ParkedDeliveries {
+    private struct Entry {
+        let due: ContinuousClock.Instant
+        let sequence: UInt64
+        let delivery: Delivery
+
+        func precedes(_ other: Entry) -> Bool { (due, sequence) < (other.due, other.sequence) }
+    }
+
+    private var heap: [Entry] = []
+    private var sequence: UInt64 = 0
+
+    var count: Int { heap.count }
+    var earliest: ContinuousClock.Instant? { heap.first?.due }
+
+    mutating func insert(_ delivery: Delivery, due: ContinuousClock.Instant) {
+        sequence += 1
+        heap.append(Entry(due: due, sequence: sequence, delivery: delivery))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].precedes(heap[parent]) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    /// Removes and returns the deliveries due at `now`, earliest first.
+    mutating func popDue(now: ContinuousClock.Instant) -> [Delivery] {
+        var due: [Delivery] = []
+        while let first = heap.first, first.due <= now {
+            due.append(first.delivery)
+            removeFirst()
+        }
+        return due
+    }
+
+    /// Removes and returns every delivery, earliest first.
+    mutating func removeAll() -> [Delivery] {
+        var all: [Delivery] = []
+        while let first = heap.first {
+            all.append(first.delivery)
+            removeFirst()
+        }
+        return all
+    }
+
+    private mutating func removeFirst() {
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var first = parent
+            if left < heap.count, heap[left].precedes(heap[first]) { first = left }
+            if right < heap.count, heap[right].precedes(heap[first]) { first = right }
+            guard first != parent else { return }
+            heap.swapAt(parent, first)
+            parent = first
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Logging
+
+/// Claims a planned chunk in the journal and hands its deliveries to the ``DeliveryEngine``, in
+/// arrival order.
+///
+/// 1. One ``HeraldStore/DeliveryJournal/claim(_:)`` for the chunk: new messages get their rows
+///    and their deliveries' device positions (the common case: nothing else to read or write).
+/// 2. Known messages (redelivered, replayed, published twice, copied twice): one
+///    ``HeraldStore/DeliveryJournal/history(of:)``. An `AvoidDublication` message first seen
+///    within the duplicate window is a repeat: acknowledged without delivery. Otherwise each
+///    delivery the journal has terminal is skipped; one still in flight in this process is
+///    joined; one recorded as retrying is sent again at its position, with its attempts; the
+///    rest were never recorded (perhaps sent just before a crash): they are sent again with the
+///    same collapse id, in doubt, at positions reserved now.
+/// 3. Fan-out: each message is attached to its deliveries and sealed (``MessageTracker``);
+///    messages with nothing left are acknowledged; the new deliveries go to the engine.
+///
+/// Chunks are claimed one after the other (the caller awaits each), so positions follow the
+/// order in which messages arrived, which is each user's order. A store call that fails is
+/// retried with backoff; when the worker stops meanwhile, the chunk is left unsettled
+/// (requeued).
+struct ClaimStage: Sendable {
+    let journal: DeliveryJournal
+    let tracker: MessageTracker
+    let engine: DeliveryEngine
+    let acknowledger: Acknowledger
+    let metrics: WorkerMetrics
+    let retry: StoreRetry
+    let logger: Logger
+
+    func process(_ chunk: [PlannedMessage]) async {
+        guard !chunk.isEmpty else { return }
+        var batch = ClaimBatch()
+        batch.messages.reserveCapacity(chunk.count)
+        for (index, planned) in chunk.enumerated() {
+            batch.messages.append(planned.key)
+            for recipient in planned.recipients {
+                batch.deliveries.append(ClaimBatch.Delivery(message: index, deviceRef: recipient.subscription.deviceRef ?? -1))
+            }
+        }
+        guard let answer = await retry.run("DeliveryJournal.claim", { () async throws(StoreError) in try await journal.claim(batch) }) else { return }
+
+        // A message twice in the chunk: the later copies join the first one's deliveries.
+        var firstCopy: [UUID: Int64] = [:]
+        var repeatedInChunk: [Int: Int64] = [:]
+        for (index, planned) in chunk.enumerated() {
+            if let id = answer.messageIds[index] {
+                firstCopy[planned.key.digest] = id
+            } else if let id = firstCopy[planned.key.digest] {
+                repeatedInChunk[index] = id
+            }
+        }
+        // Known messages: what the journal has of them.
+        let known = chunk.indices.filter { answer.messageIds[$0] == nil && repeatedInChunk[$0] == nil }
+        var histories: [UUID: MessageHistory] = [:]
+        if !known.isEmpty {
+            guard let loaded = await retry.run("DeliveryJournal.history", { () async throws(StoreError) in
+                try await journal.history(of: known.map { chunk[$0].key })
+            }) else { return }
+            for history in loaded { histories[history.key.digest] = history }
+        }
+        var resumed = KnownDeliveries()
+        let now = Date()
+        for index in known {
+            let planned = chunk[index]
+            guard let history = histories[planned.key.digest] else {
+                // Expired between the claim and now: it comes again and is claimed as new.
+                logger.warning("A known message's journal row is gone; leaving it for redelivery", metadata: [LogKey.messageKey: "\(planned.key)"])
+                continue
+            }
+            if planned.dropsRepeats, now.timeIntervalSince(history.receivedAt) < journal.duplicateWindow.seconds {
+                dropRepeat(planned)
+                resumed.repeats.insert(index)
+                continue
+            }
+            resumed.plan(planned, index: index, history: history, tracker: tracker)
+        }
+        var reserved: [Int64?] = []
+        if !resumed.needingPositions.isEmpty {
+            guard let positions = await retry.run("DeliveryJournal.reservePositions", { () async throws(StoreError) in
+                try await journal.reservePositions(resumed.needingPositions.map(\.deviceRef))
+            }) else { return }
+            reserved = positions
+        }
+
+        // Fan-out, in arrival order.
+        var fanOut: [(TrackedMessage, [MessageTracker.Attachment])] = []
+        fanOut.reserveCapacity(chunk.count)
+        var next = 0  // index into the claim's deliveries
+        var skipped = 0
+        for (index, planned) in chunk.enumerated() {
+            defer { next += planned.recipients.count }
+            if let id = answer.messageIds[index] {
+                let context = MessageContext(event: planned.event, metadata: planned.metadata, key: planned.key, journalId: id, publishedAt: planned.publishedAt)
+                var attachments: [MessageTracker.Attachment] = []
+                attachments.reserveCapacity(planned.recipients.count)
+                for (offset, recipient) in planned.recipients.enumerated() {
+                    guard let position = answer.positions[next + offset], let deviceRef = recipient.subscription.deviceRef else {
+                        skipped += 1  // the device is gone
+                        continue
+                    }
+                    attachments.append(.start(Delivery(
+                        context: context, recipient: recipient, rendered: planned.rendered[offset], deviceRef: deviceRef, position: position,
+                        inDoubt: false, attempts: 0, hasPendingRow: false
+                    )))
+                }
+                fanOut.append((planned.message, attachments))
+            } else if let id = repeatedInChunk[index] {
+                if planned.dropsRepeats {
+                    dropRepeat(planned)
+                    continue
+                }
+                let joins = planned.recipients.compactMap { recipient in
+                    recipient.subscription.deviceRef.map { MessageTracker.Attachment.join(JoinKey(message: id, deviceRef: $0, userId: recipient.addressedUserId)) }
+                }
+                skipped += joins.count
+                fanOut.append((planned.message, joins))
+            } else if let history = histories[planned.key.digest], !resumed.repeats.contains(index) {
+                let context = MessageContext(event: planned.event, metadata: planned.metadata, key: planned.key, journalId: history.id, publishedAt: planned.publishedAt)
+                var attachments: [MessageTracker.Attachment] = []
+                for entry in resumed.entries[index] ?? [] {
+                    switch entry.kind {
+                    case .skip:
+                        skipped += 1
+                    case .join(let key):
+                        skipped += 1  // in flight here for another copy
+                        attachments.append(.join(key))
+                    case .resend(let position, let attempts, let hasPendingRow):
+                        attachments.append(.start(delivery(context, planned, entry.offset, position, attempts, hasPendingRow)))
+                    case .reserved(let slot):
+                        guard let position = reserved[slot] else {
+                            skipped += 1
+                            continue
+                        }
+                        attachments.append(.start(delivery(context, planned, entry.offset, position, 0, false)))
+                    }
+                }
+                fanOut.append((planned.message, attachments))
+            }
+        }
+        if skipped > 0 { metrics.skipped(skipped) }
+        let (started, settled) = tracker.fanOut(fanOut)
+        acknowledger.ack(settled)
+        engine.enqueue(started)
+    }
+
+    /// An `AvoidDublication` repeat: acknowledged without delivery.
+    private func dropRepeat(_ planned: PlannedMessage) {
+        metrics.duplicate()
+        logger.info("Repeated message dropped (AvoidDublication)", metadata: [LogKey.messageKey: "\(planned.key.text)", LogKey.eventId: "\(planned.event.id)"])
+        if tracker.settle(planned.message) { acknowledger.ack(planned.message) }
+    }
+
+    private func delivery(_ context: MessageContext, _ planned: PlannedMessage, _ offset: Int, _ position: Int64, _ attempts: Int, _ hasPendingRow: Bool) -> Delivery {
+        Delivery(
+            context: context, recipient: planned.recipients[offset], rendered: planned.rendered[offset],
+            deviceRef: planned.recipients[offset].subscription.deviceRef ?? -1, position: position, inDoubt: true, attempts: attempts,
+            hasPendingRow: hasPendingRow
+        )
+    }
+}
+
+/// What becomes of each delivery of the chunk's known messages.
+private struct KnownDeliveries {
+    struct Entry {
+        enum Kind {
+            /// Terminal in the journal.
+            case skip
+            /// In flight in this process (pinned).
+            case join(JoinKey)
+            /// Retrying in the journal: resend at its position.
+            case resend(position: Int64, attempts: Int, hasPendingRow: Bool)
+            /// Never recorded: resend at the position reserved in slot `n` of ``needingPositions``.
+            case reserved(Int)
+        }
+        let offset: Int
+        let kind: Kind
+    }
+
+    var entries: [Int: [Entry]] = [:]
+    var needingPositions: [(deviceRef: Int64, index: Int)] = []
+    var repeats: Set<Int> = []
+
+    mutating func plan(_ planned: PlannedMessage, index: Int, history: MessageHistory, tracker: MessageTracker) {
+        var recorded: [RecordedKey: MessageHistory.Recorded] = [:]
+        for delivery in history.deliveries { recorded[RecordedKey(deviceRef: delivery.deviceRef, userId: delivery.userId)] = delivery }
+        var list: [Entry] = []
+        for (offset, recipient) in planned.recipients.enumerated() {
+            guard let deviceRef = recipient.subscription.deviceRef else { continue }
+            let found = recorded[RecordedKey(deviceRef: deviceRef, userId: recipient.addressedUserId)]
+            if let found, found.state.isTerminal {
+                list.append(Entry(offset: offset, kind: .skip))
+                continue
+            }
+            let key = JoinKey(message: history.id, deviceRef: deviceRef, userId: recipient.addressedUserId)
+            if tracker.pinIfInFlight(key) {
+                list.append(Entry(offset: offset, kind: .join(key)))
+            } else if let found {
+                list.append(Entry(offset: offset, kind: .resend(position: found.position, attempts: found.attempts, hasPendingRow: true)))
+            } else {
+                list.append(Entry(offset: offset, kind: .reserved(needingPositions.count)))
+                needingPositions.append((deviceRef, index))
+            }
+        }
+        entries[index] = list
+    }
+
+    private struct RecordedKey: Hashable {
+        let deviceRef: Int64
+        let userId: String
+    }
+}

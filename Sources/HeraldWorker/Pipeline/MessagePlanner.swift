@@ -1,0 +1,168 @@
+import Foundation
+import HeraldAMQP
+import HeraldCore
+import HeraldStore
+import Logging
+
+/// Turns a chunk of AMQP messages into ``PlannedMessage``s, in arrival order; everything here is
+/// CPU and cached reads, so it runs while the previous chunk's claim is in the database.
+///
+/// For a chunk (everything the consumer had buffered, up to ``WorkerConfiguration/maxChunk``):
+/// 1. decode each message; an undecodable one → dead-letter queue;
+/// 2. look its event up in the template catalog (cached); unknown → dead-letter queue;
+/// 3. read the subscriptions of every user of the chunk at once (cached), and for broadcasts
+///    every deliverable subscription;
+/// 4. select the recipients and render every (culture, platform) they need, plus the default
+///    culture on every platform the event has a template for, so that a bad message is refused
+///    whoever subscribes; any render error → the whole message to the dead-letter queue before
+///    anything is sent; no recipient → acknowledged.
+///
+/// A partition copy (`worker.partitions` > 0) carries a ``PartitionSlice``: only its users'
+/// subscriptions are read and selected (for a broadcast, the devices whose selected subscription
+/// belongs to one of its users), and its journal key names the partition. A store call that
+/// fails is retried with backoff; when the worker stops meanwhile, the chunk is given up
+/// (unsettled: requeued).
+struct MessagePlanner: Sendable {
+    let configuration: WorkerConfiguration
+    let store: Store
+    let tracker: MessageTracker
+    let deadLetters: DeadLetterPublisher
+    let acknowledger: Acknowledger
+    let audience: BroadcastAudience
+    let metrics: WorkerMetrics
+    let retry: StoreRetry
+
+    /// A decoded message of known event.
+    private struct Candidate {
+        let message: TrackedMessage
+        let event: Event
+        let metadata: EventMetadata
+        let messageKey: String
+
+        var needsEveryone: Bool { event.userIds.isEmpty || event.isBroadcast }
+        /// The event's users this message delivers to (those of its partition, for a copy).
+        var users: [String] {
+            guard let slice = message.slice else { return event.userIds }
+            return event.userIds.filter { slice.contains(user: $0) }
+        }
+    }
+
+    /// The chunk's messages that make deliveries; nil when stopping (the chunk stays unsettled).
+    func plan(_ chunk: [TrackedMessage]) async -> [PlannedMessage]? {
+        guard let catalog = await retry.run("TemplateCache.catalog", { () async throws(StoreError) in try await store.templateCache.catalog() }) else {
+            return nil
+        }
+
+        // 1–2: decode, find the event.
+        var candidates: [Candidate] = []
+        candidates.reserveCapacity(chunk.count)
+        for message in chunk {
+            let delivery = message.delivery
+            let messageKey = IncomingMessage.messageKey(delivery)
+            let event: Event
+            do {
+                event = try configuration.decoder.decode(delivery.body, contentType: delivery.properties.contentType).event
+            } catch {
+                await deadLetter(message, .undecodable, error.description, eventId: nil, messageKey: messageKey)
+                continue
+            }
+            guard let metadata = catalog.metadata(forEventId: event.id) else {
+                await deadLetter(message, .unknownEvent, "no template defines event id \(event.id.prefix(128))", eventId: event.id, messageKey: messageKey)
+                continue
+            }
+            candidates.append(Candidate(message: message, event: event, metadata: metadata, messageKey: messageKey))
+        }
+        guard !candidates.isEmpty else { return [] }
+
+        // 3: subscriptions for the whole chunk.
+        var users = Set<String>()
+        for candidate in candidates where !candidate.needsEveryone { users.formUnion(candidate.users) }
+        var byUser: [String: [Subscription]] = [:]
+        if !users.isEmpty {
+            guard let loaded = await retry.run("SubscriptionCache.subscriptions", { () async throws(StoreError) in
+                try await store.subscriptionCache.subscriptions(forUsers: users)
+            }) else { return nil }
+            byUser = loaded
+        }
+        var everyone: BroadcastAudience.Snapshot?
+        if candidates.contains(where: \.needsEveryone) {
+            guard let loaded = await retry.run("DeviceRepository.allSubscriptions", { () async throws(StoreError) in try await audience.snapshot() })
+            else { return nil }
+            everyone = loaded
+        }
+
+        // 4: select and render.
+        let selector = RecipientSelector(policy: configuration.selectionPolicy)
+        var planned: [PlannedMessage] = []
+        planned.reserveCapacity(candidates.count)
+        for candidate in candidates {
+            let event = candidate.event
+            let pool = candidate.needsEveryone ? everyone?.candidates(for: event) ?? [] : candidate.users.flatMap { byUser[$0] ?? [] }
+            var recipients: [Recipient]
+            do {
+                recipients = try selector.select(event, tag: candidate.metadata.tag, from: pool)
+                if let slice = candidate.message.slice {
+                    // A broadcast is selected from every device (once per device, through the
+                    // first matching subscription) and then kept by the partition of that
+                    // subscription's user, which is also its ordering lane: each device once,
+                    // across all partitions.
+                    recipients.removeAll { !slice.contains(user: $0.subscription.userId) }
+                }
+            } catch {
+                await deadLetter(candidate.message, .noAddressee, error.description, eventId: event.id, messageKey: candidate.messageKey)
+                continue
+            }
+            var rendered: [RenderedNotification] = []
+            rendered.reserveCapacity(recipients.count)
+            do throws(TemplateError) {
+                // Renders per (culture, platform), looked up by the subscription's exact culture
+                // string first (one culture per event is the common case).
+                var renders: [(culture: String, platform: Platform, text: RenderedNotification)] = []
+                for recipient in recipients {
+                    let culture = recipient.subscription.culture, platform = recipient.subscription.platform
+                    if let hit = renders.first(where: { $0.platform == platform && $0.culture == culture }) {
+                        rendered.append(hit.text)
+                        continue
+                    }
+                    let lowered = culture.lowercased()
+                    let text: RenderedNotification
+                    if let hit = renders.first(where: { $0.platform == platform && $0.culture.lowercased() == lowered }) {
+                        text = hit.text
+                    } else {
+                        text = try catalog.render(event, culture: culture, platform: platform)
+                    }
+                    renders.append((culture, platform, text))
+                    rendered.append(text)
+                }
+                try catalog.validateInDefaultCulture(event)
+            } catch {
+                await deadLetter(candidate.message, DeadLetterCode.forTemplateError(error), error.description, eventId: event.id, messageKey: candidate.messageKey)
+                continue
+            }
+            if recipients.isEmpty {
+                metrics.noRecipients()
+                settle(candidate.message)
+                continue
+            }
+            let delivery = candidate.message.delivery
+            let dropsRepeats = IncomingMessage.avoidsDuplication(delivery) && !delivery.redelivered
+                && delivery.properties.headers[DeadLetterHeaders.replayed] == nil
+            planned.append(PlannedMessage(
+                message: candidate.message, event: event, metadata: candidate.metadata,
+                key: MessageKey(text: candidate.messageKey, partitionSuffix: candidate.message.slice?.journalSuffix ?? ""),
+                dropsRepeats: dropsRepeats, publishedAt: IncomingMessage.publishedAt(delivery), recipients: recipients, rendered: rendered
+            ))
+        }
+        return planned
+    }
+
+    /// Acknowledges a message that needs no delivery.
+    private func settle(_ message: TrackedMessage) {
+        if tracker.settle(message) { acknowledger.ack(message) }
+    }
+
+    private func deadLetter(_ message: TrackedMessage, _ code: DeadLetterCode, _ reason: String, eventId: String?, messageKey: String) async {
+        guard await deadLetters.deadLetter(message, code: code, reason: reason, eventId: eventId, messageKey: messageKey) else { return }
+        settle(message)
+    }
+}
