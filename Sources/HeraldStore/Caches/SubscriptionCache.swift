@@ -34,6 +34,8 @@ public final class SubscriptionCache: Sendable {
         var nextLoad: UInt64 = 0
         var hits = 0
         var misses = 0
+        /// Invalidations so far (of one user, of everyone, or a change of liveness).
+        var changes: UInt64 = 0
     }
 
     /// Counters for metrics.
@@ -100,6 +102,7 @@ public final class SubscriptionCache: Sendable {
     /// Drops one user's entry (and any load of it in flight).
     public func invalidate(userId: String) {
         state.withLock { state in
+            state.changes &+= 1
             state.young.removeValue(forKey: userId)
             state.old.removeValue(forKey: userId)
             for load in state.loads.keys { state.loads[load]!.insert(userId) }
@@ -109,6 +112,7 @@ public final class SubscriptionCache: Sendable {
     /// Drops every entry and every load in flight.
     public func invalidateAll() {
         state.withLock { state in
+            state.changes &+= 1
             state.young.removeAll()
             state.old.removeAll()
             state.loads.removeAll()
@@ -119,11 +123,20 @@ public final class SubscriptionCache: Sendable {
     /// cache is emptied.
     public func setLive(_ live: Bool) {
         state.withLock { state in
+            state.changes &+= 1
             state.live = live
             state.young.removeAll()
             state.old.removeAll()
             state.loads.removeAll()
         }
+    }
+
+    /// What subscription data read while this stays the same is still current: `nil` while the
+    /// cache is not live (no change notifications arrive: nothing can be known current),
+    /// otherwise a number that grows with every change notification. Lets a holder of derived
+    /// data (the worker's broadcast audience) keep it until something changed.
+    public var changeStamp: UInt64? {
+        state.withLock { $0.live ? $0.changes : nil }
     }
 
     public var statistics: Statistics {

@@ -123,9 +123,9 @@ public struct DeliveryJournal: Sendable {
             let rows = try await client.query(
                 """
                 WITH c AS (SELECT device_ref, count(*) AS n FROM unnest($1::int8[]) AS u(device_ref) GROUP BY device_ref)
-                UPDATE devices dv SET next_position = dv.next_position + c.n
-                FROM c WHERE dv.id = c.device_ref AND dv.id = ANY ($1::int8[])
-                RETURNING dv.id, dv.next_position - c.n
+                UPDATE device_positions p SET next_position = p.next_position + c.n
+                FROM c WHERE p.device_ref = c.device_ref
+                RETURNING p.device_ref, p.next_position - c.n
                 """,
                 [deviceRefs.map { Int($0) }]
             )
@@ -251,8 +251,7 @@ public struct DeliveryJournal: Sendable {
 
     /// Creates the rows of new messages and bumps the position counters of their deliveries'
     /// devices. Answers `(0, message id, ordinal)` per new message and `(1, device id, first
-    /// reserved position)` per device. The `ANY` keeps the update to index probes (without it a
-    /// planner that sees a large batch hashes and reads every device).
+    /// reserved position)` per device.
     static let claimSQL = """
         WITH m AS (
             SELECT * FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS m(key, key_text, ord)
@@ -269,13 +268,13 @@ public struct DeliveryJournal: Sendable {
             GROUP BY d.device_ref
         ),
         bumped AS (
-            UPDATE devices dv SET next_position = dv.next_position + c.n
-            FROM counts c WHERE dv.id = c.device_ref AND dv.id = ANY ($4::int8[])
-            RETURNING dv.id, dv.next_position - c.n AS first
+            UPDATE device_positions p SET next_position = p.next_position + c.n
+            FROM counts c WHERE p.device_ref = c.device_ref
+            RETURNING p.device_ref, p.next_position - c.n AS first
         )
         SELECT 0, f.id, m.ord FROM fresh f JOIN m ON m.key = f.key
         UNION ALL
-        SELECT 1, b.id, b.first FROM bumped b
+        SELECT 1, b.device_ref, b.first FROM bumped b
         """
 
     static func insertSQL(onConflict: Bool) -> String {

@@ -209,12 +209,14 @@ public struct DeviceRepository: Sendable {
         try await StoreError.wrap("DeviceRepository.list") {
             let rows = try await client.query(
                 """
-                SELECT d.*, du.user_id, du.tags, du.excluded_tags, du.zone_id, du.branch_id, du.subscribed_at
+                SELECT d.*, coalesce(p.next_position, 1) AS next_position, du.user_id, du.tags, du.excluded_tags, du.zone_id, du.branch_id,
+                       du.subscribed_at
                 FROM (
                     SELECT * FROM devices x
                     WHERE $1::text IS NULL OR EXISTS (SELECT 1 FROM device_users y WHERE y.device_ref = x.id AND y.user_id = $1)
                     ORDER BY x.app, x.device_id LIMIT $2 OFFSET $3
                 ) d
+                LEFT JOIN device_positions p ON p.device_ref = d.id
                 LEFT JOIN device_users du ON du.device_ref = d.id
                 ORDER BY d.app, d.device_id, du.user_id
                 """,
@@ -398,8 +400,8 @@ public struct DeviceRepository: Sendable {
         """
 
     private static let deviceSelect = """
-        SELECT d.*, du.user_id, du.tags, du.excluded_tags, du.zone_id, du.branch_id, du.subscribed_at
-        FROM devices d LEFT JOIN device_users du ON du.device_ref = d.id
+        SELECT d.*, coalesce(p.next_position, 1) AS next_position, du.user_id, du.tags, du.excluded_tags, du.zone_id, du.branch_id, du.subscribed_at
+        FROM devices d LEFT JOIN device_positions p ON p.device_ref = d.id LEFT JOIN device_users du ON du.device_ref = d.id
         """
 
     static func subscription(from row: PostgresRow) throws(PostgresError) -> Subscription {

@@ -5,9 +5,9 @@
 -- device's `next_position`, the row's outcome update, and a `notification_log` row. Version 2
 -- writes, per delivery, one `journal` row once its outcome is known (it is also the device's
 -- notification-log entry) plus the device's position counter (reserved before the send, one
--- update per device per batch); and per message one `messages` row, which both tells a
--- redelivered, replayed or repeated message from a new one and is what AvoidDublication
--- compares with.
+-- update per device per batch, in a narrow table of its own so that the devices table does not
+-- churn); and per message one `messages` row, which both tells a redelivered, replayed or
+-- repeated message from a new one and is what AvoidDublication compares with.
 
 -- One row per message Herald started to deliver (per partition copy with worker.partitions).
 CREATE TABLE messages (
@@ -81,6 +81,21 @@ DROP FUNCTION herald_claim_deliveries(text[], text[], text[], text[], text[]);
 DROP FUNCTION herald_record_deliveries(text[], text[], bigint[], text[], text[], text[], text[], bigint);
 DROP TABLE deliveries, notification_log, dedupe_keys;
 
--- devices.next_position stays the device's position counter: reserved before the send, one
--- update per device per batch (DeliveryJournal.claim).
-COMMENT ON COLUMN devices.next_position IS 'The position the next delivery to this device takes (seed 002); reserved by DeliveryJournal.claim before the send.';
+-- The position the next delivery to a device takes (seed 002), reserved by DeliveryJournal.claim
+-- before the send: updated for every delivery, so kept apart from the devices row (whose other
+-- columns change rarely and are scanned for broadcasts). Room on each page for HOT updates.
+CREATE TABLE device_positions (
+    device_ref    bigint PRIMARY KEY REFERENCES devices (id) ON DELETE CASCADE,
+    next_position bigint NOT NULL DEFAULT 1
+) WITH (fillfactor = 50);
+INSERT INTO device_positions (device_ref, next_position) SELECT id, next_position FROM devices;
+ALTER TABLE devices DROP COLUMN next_position;
+
+CREATE FUNCTION herald_add_device_position() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO device_positions (device_ref) VALUES (NEW.id);
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER devices_position AFTER INSERT ON devices FOR EACH ROW EXECUTE FUNCTION herald_add_device_position();

@@ -42,8 +42,10 @@ public struct WorkerConfiguration: Sendable {
     /// Backoff of a store call that failed (the database restarting).
     public var storeRetryInitialDelay: Duration
     public var storeRetryMaxDelay: Duration
-    /// How long the subscriptions of a broadcast (every deliverable device) are reused before
-    /// they are read again; `.zero` reads them for every chunk with a broadcast.
+    /// The subscriptions of a broadcast (every deliverable device) are read once and reused
+    /// until a subscription changes; this is how long after a change (or, while the store's
+    /// change notifications are not flowing, after the read) they may still be the old ones.
+    /// `.zero` reads them for every chunk with a broadcast.
     public var broadcastAudienceTTL: Duration
     /// Devices whose token the provider refused are remembered in memory (besides the store)
     /// up to this many, so that deliveries already selected for them are not sent.

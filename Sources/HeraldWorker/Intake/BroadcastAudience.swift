@@ -3,9 +3,11 @@ import HeraldStore
 import Synchronization
 
 /// Every deliverable subscription, for broadcasts (`UserId 0`, News without a UserId), read a
-/// page at a time and reused for ``ttl`` so that a burst of broadcasts reads the table once.
-/// A subscription added during the TTL misses at most that long; dead tokens are caught by the
-/// worker's ``DeadTokenRegistry`` and the journal. Thread-safe.
+/// page at a time and reused until a subscription changes (the store's change notifications,
+/// through ``HeraldStore/SubscriptionCache/changeStamp``), so that broadcasts read the table once
+/// while nothing changes; at most ``ttl`` after a change, or while notifications are not
+/// flowing, it is read again. A subscription added meanwhile misses at most that long; dead
+/// tokens are caught by the worker's ``DeadTokenRegistry`` and the journal. Thread-safe.
 ///
 /// The subscriptions are also indexed by branch and by zone: a broadcast that names branches
 /// (or zones) can only reach subscriptions in one of them (a subscription without a branch
@@ -43,18 +45,22 @@ final class BroadcastAudience: Sendable {
     }
 
     private let devices: DeviceRepository
+    private let changes: SubscriptionCache
     private let ttl: Duration
-    private let cached = Mutex<(loaded: ContinuousClock.Instant, snapshot: Snapshot)?>(nil)
+    private let cached = Mutex<(loaded: ContinuousClock.Instant, stamp: UInt64?, snapshot: Snapshot)?>(nil)
 
-    init(devices: DeviceRepository, ttl: Duration) {
+    init(devices: DeviceRepository, changes: SubscriptionCache, ttl: Duration) {
         self.devices = devices
+        self.changes = changes
         self.ttl = ttl
     }
 
     func snapshot() async throws(StoreError) -> Snapshot {
         let now = ContinuousClock.now
-        if ttl > .zero, let hit = cached.withLock({ $0 }), now - hit.loaded < ttl {
-            return hit.snapshot
+        let stamp = changes.changeStamp
+        if ttl > .zero, let hit = cached.withLock({ $0 }) {
+            let unchanged = stamp != nil && hit.stamp == stamp
+            if unchanged || now - hit.loaded < ttl { return hit.snapshot }
         }
         var all: [Subscription] = []
         var cursor: SubscriptionPage.Cursor?
@@ -64,7 +70,7 @@ final class BroadcastAudience: Sendable {
             cursor = page.next
         } while cursor != nil
         let snapshot = Snapshot(all)
-        cached.withLock { $0 = (now, snapshot) }
+        cached.withLock { $0 = (now, stamp, snapshot) }
         return snapshot
     }
 }

@@ -112,7 +112,7 @@ public final class WorkerService: Service, Sendable {
         let pipeline = Pipeline(
             planner: MessagePlanner(
                 configuration: configuration, store: store, tracker: tracker, deadLetters: deadLetters, acknowledger: acknowledger,
-                audience: BroadcastAudience(devices: store.devices, ttl: configuration.broadcastAudienceTTL), metrics: metrics, retry: retry
+                audience: BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: configuration.broadcastAudienceTTL), metrics: metrics, retry: retry
             ),
             claims: ClaimStage(
                 journal: store.journal, tracker: tracker, engine: engine, acknowledger: acknowledger, metrics: metrics, retry: retry, logger: logger

@@ -101,9 +101,13 @@ struct BenchCommand: AsyncParsableCommand {
             progress("publishing \(events) events for the pipeline")
             try await publish(amqp, count: events, exchange: topology.exchange, routingKey: topology.routingKey, workload: workload, salt: 2)
             progress("pipeline")
+            let probe = BenchProbe(client: try PostgresClient(configuration: try RuntimeSettings.store(settings).database))
+            let before = await probe.read(settleStatistics: true)
             let (pipelineSeconds, delivered) = try await pipeline(workerConfiguration, store: store, logger: logger) { worker in
                 try await wait(until: { worker.statistics.acked + worker.statistics.deadLettered >= events }, what: "the pipeline to drain")
             }
+            let costs = BenchProbe.costs(from: before, to: await probe.read(settleStatistics: true), deliveries: delivered)
+            await probe.client.close()
 
             // (c) Latency at a steady rate (the worker consumes while events are published).
             var latencyConfiguration = workerConfiguration
@@ -135,7 +139,7 @@ struct BenchCommand: AsyncParsableCommand {
                 ratio: (Double(events) / pipelineSeconds) / (Double(events) / bareSeconds),
                 latencyEvents: latencyEvents, latencyRate: latencyRate,
                 latencyP50Milliseconds: p50.map { $0.seconds * 1000 }, latencyP99Milliseconds: p99.map { $0.seconds * 1000 },
-                peakRSSMegabytes: Self.peakRSSMegabytes(), synchronousCommit: synchronousCommit
+                peakRSSMegabytes: Self.peakRSSMegabytes(), synchronousCommit: synchronousCommit, pipelineCosts: costs
             )
             progress("cleaning up")
             try await cleanUp(amqp: amqp, queues: queues, store: store, workload: workload)
@@ -240,18 +244,20 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
+    /// Deletes the run's queues and devices. The journal rows stay, as in production, so that
+    /// runs in a row measure a growing journal.
     private func cleanUp(amqp: AMQPConnection, queues: [String], store: Store, workload: BenchWorkload) async throws {
         for queue in queues { _ = try? await amqp.deleteQueue(queue) }
         try? await amqp.deleteExchange("herald.bench.\(workload.runID).dlx")
         try? await amqp.deleteExchange("herald.bench.\(workload.runID).latency.dlx")
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for worker in 0..<8 {
-                group.addTask {
-                    for n in stride(from: worker, to: workload.users, by: 8) { try await store.devices.delete(deviceId: "bench-\(workload.runID)-d\(n)") }
-                }
-            }
-            try await group.waitForAll()
+        let client = try PostgresClient(configuration: store.configuration.database)
+        do {
+            try await client.execute("DELETE FROM devices WHERE device_id LIKE $1", ["bench-\(workload.runID)-%"])
+        } catch {
+            await client.close()
+            throw error
         }
+        await client.close()
     }
 
     /// The database's `synchronous_commit` (durability of the journal writes), for the record.
