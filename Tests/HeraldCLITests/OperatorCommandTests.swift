@@ -115,6 +115,23 @@ struct OperatorCommandTests {
         await amqp.close()
     }
 
+    /// Seed 000's own `.resx` format (a body per event, no title) imports.
+    @Test func seedFormatTemplatesImport() async throws {
+        try await TestDatabase.with { _, database in
+            let environment = ["HERALD_DATABASE_URL": database.url, "HERALD_LOG_LEVEL": "error"]
+            #expect(try HeraldCLI.run(["migrate"], environment: environment).status == 0)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-seed-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            for name in ["AppleMessages.ru-RU.resx", "AndroidMessages.ru-RU.resx"] {
+                try Data(SeedSampleDocuments.resx.utf8).write(to: folder.appendingPathComponent(name))
+            }
+            let imported = try HeraldCLI.run(["templates", "import", folder.path], environment: environment)
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.stdout.contains("Imported 2 templates for 1 events"), "\(imported.stdout)")
+        }
+    }
+
     @Test func deviceFilesParseJSONLinesAndQuotedCSV() {
         let (json, jsonProblems) = DeviceFileParser.parse("""
             {"device_id": "a", "platform": "ios", "token": "t", "user_id": "1", "culture": "ru-RU", "tags": ["News", "x"]}

@@ -79,6 +79,22 @@ import Testing
         }
     }
 
+    /// Seed 000's own `.resx` (a body per event, no title) previews; the modern payload has the
+    /// body alone.
+    @Test func seedFormatTemplatesWithoutTitles() throws {
+        let event = Self.seedXML.replacingOccurrences(of: "EVENT 006", with: "balance")
+        try withFiles(["AppleMessages.ru-RU.resx": SeedSampleDocuments.resx, "balance.xml": event]) { paths in
+            let folder = URL(fileURLWithPath: paths["balance.xml"]!).deletingLastPathComponent().path
+            let legacy = try HeraldCLI.run(["preview", paths["balance.xml"]!, "--templates", folder], timeout: .seconds(60))
+            #expect(legacy.status == 0, "\(legacy.stderr)")
+            #expect(legacy.stdout.contains("\"alert\": \"Баланс пользователя v1: v2\""), "\(legacy.stdout)")
+            let modern = try HeraldCLI.run(["preview", paths["balance.xml"]!, "--templates", folder, "--profile", "modern"], timeout: .seconds(60))
+            #expect(modern.status == 0, "\(modern.stderr)")
+            #expect(modern.stdout.contains("\"body\": \"Баланс пользователя v1: v2\""), "\(modern.stdout)")
+            #expect(!modern.stdout.contains("\"title\""), "\(modern.stdout)")
+        }
+    }
+
     @Test func badOptionsAndMissingTemplates() throws {
         try withFiles(["a.xml": Self.seedXML]) { paths in
             let platform = try HeraldCLI.run(["preview", paths["a.xml"]!, "--platform", "windows"], timeout: .seconds(60))

@@ -89,7 +89,7 @@ struct PreviewCommand: ParsableCommand {
         let userId = user ?? (event.isBroadcast ? "0" : event.userIds.first ?? "0")
         let rendered = try catalog.render(event, culture: culture, platform: platform)
         print("device:        \(platform), culture \(culture) (template \(rendered.culture)), user \(userId), profile \(profile)")
-        print("title:         \(rendered.title)")
+        print("title:         \(rendered.title.isEmpty ? "(none)" : rendered.title)")
         print("body:          \(rendered.body)")
 
         let deliveryKey = DeliveryKey(messageKey: DeliveryKey.messageKey(forBody: bytes), deviceId: "preview-device", userId: userId)
