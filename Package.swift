@@ -50,8 +50,12 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
 
-        // Pure logic, Foundation only.
-        .target(name: "HeraldCore", swiftSettings: strict),
+        // Pure logic: Foundation, and swift-crypto's SHA-256 (message and delivery keys).
+        .target(
+            name: "HeraldCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
 
         // Wrappers over the C libraries.
         .target(
@@ -135,6 +139,8 @@ let package = Package(
             name: "HeraldAPI",
             dependencies: [
                 "HeraldCore", "HeraldStore",
+                // SHA-256: token fingerprints, the introspection cache, constant-time comparison.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
