@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "HeraldWorker",
             dependencies: [
-                "HeraldCore", "HeraldAMQP", "HeraldPostgres", "HeraldStore", "HeraldDelivery",
+                "HeraldCore", "HeraldAMQP", "HeraldStore", "HeraldDelivery",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
