@@ -69,7 +69,7 @@ struct OperatorCommandTests {
         #expect(result.stderr.contains("nothing was imported"))
     }
 
-    @Test func publishSetsContentTypeHeadersAndConfirms() async throws {
+    @Test(.requires(.rabbitMQ)) func publishSetsContentTypeHeadersAndConfirms() async throws {
         let queue = TestEnvironment.uniqueName("herald.cli.publish")
         let exchange = TestEnvironment.uniqueName("herald.cli.x")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-pub-\(UUID().uuidString)")

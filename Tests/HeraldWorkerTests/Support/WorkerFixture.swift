@@ -25,7 +25,8 @@ struct WorkerFixture: Sendable {
         extraTemplates: [Template] = TestEvents.seedTemplates(), configureStore: (inout StoreConfiguration) -> Void = { _ in },
         _ body: (WorkerFixture) async throws -> T
     ) async throws -> T {
-        try await TestDatabase.with { _, database in
+        try await TestEnvironment.require(.postgreSQL, .rabbitMQ)
+        return try await TestDatabase.with { _, database in
             var storeConfiguration = StoreConfiguration(database: database.configuration)
             storeConfiguration.maintenanceInterval = nil
             storeConfiguration.database.reconnectInitialDelay = .milliseconds(50)
