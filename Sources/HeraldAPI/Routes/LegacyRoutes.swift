@@ -38,7 +38,8 @@ struct LegacyRoutes: Sendable {
 
     /// Unsubscribes the caller on the device from the given tags, or from everything when the
     /// array is empty or absent. `os`, `uri` and `culture` are checked when present (a `uri`
-    /// without `os` against either platform) and otherwise unused. Unsubscribing a device the caller is not on is a success (nothing to do).
+    /// without `os` against either platform) and otherwise unused. Unsubscribing a device the
+    /// caller is not on is a success (nothing to do).
     func unsubscribe(_ request: Request, _ context: APIRequestContext) async throws(APIError) -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
         let body = try await JSONBody.read(request, limit: maxBodyBytes, allowed: Self.fields, caseInsensitiveKeys: true)

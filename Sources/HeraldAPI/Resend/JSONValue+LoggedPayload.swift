@@ -1,5 +1,7 @@
 import HeraldCore
 
+/// Payloads read back from the notification log, for the missed-notifications listing and
+/// resend.
 extension JSONValue {
     /// A logged payload as read back from the notification log (written by Herald, so never
     /// deep; anything that is not a JSON object is `nil`).
