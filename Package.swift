@@ -51,10 +51,14 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
 
-        // Pure logic: Foundation and swift-collections only.
+        // Pure logic: Foundation, swift-collections, and swift-crypto's SHA-256 (message and
+        // delivery keys).
         .target(
             name: "HeraldCore",
-            dependencies: [.product(name: "DequeModule", package: "swift-collections")],
+            dependencies: [
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
 
@@ -109,7 +113,7 @@ let package = Package(
         .target(
             name: "HeraldWorker",
             dependencies: [
-                "HeraldCore", "HeraldAMQP", "HeraldPostgres", "HeraldStore", "HeraldDelivery",
+                "HeraldCore", "HeraldAMQP", "HeraldStore", "HeraldDelivery",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -144,6 +148,8 @@ let package = Package(
             name: "HeraldAPI",
             dependencies: [
                 "HeraldCore", "HeraldStore",
+                // SHA-256: token fingerprints, the introspection cache, constant-time comparison.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),

@@ -15,6 +15,9 @@ public struct PrivateStack: Sendable {
 
     /// Starts both services (about 10 s, mostly RabbitMQ).
     public static func start() async throws -> PrivateStack {
+        // Where the shared services are not running, the ones to start here are not installed
+        // either, as a rule: the test is cancelled with the same note as the others.
+        try await TestEnvironment.require(.rabbitMQ, .postgreSQL)
         let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let stack = PrivateStack(
             directory: URL(fileURLWithPath: "/tmp/herald-private-\(suffix)"),

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The two samples of seed 000 ("Формат XML сообщений" / "Формат сообщения в БД").
+/// The samples of seed 000 ("Формат XML сообщений" / "Формат сообщения в БД", and the `.resx`
+/// example of "Формат входящего уведомления").
 ///
 /// The seed's XML, verbatim (inside the SQL `INSERT`), has an OCR glitch on one line:
 ///
@@ -78,5 +79,16 @@ public enum SeedSampleDocuments {
                }
             ]
         }
+        """
+
+    /// A `.resx` file in the seed's own format: its one example resource (the event `balance`),
+    /// a body and no title, in a `<root>` as .NET writes it.
+    public static let resx = """
+        <?xml version="1.0" encoding="utf-8"?>
+        <root>
+          <data name="balance" xml:space="preserve">
+                    <value>Баланс пользователя {0}: {1}</value>
+                    </data>
+        </root>
         """
 }

@@ -3,8 +3,8 @@ import HeraldPostgres
 import HeraldTesting
 
 /// A fresh database per test: created from the test server's URL, dropped (WITH FORCE)
-/// afterwards whatever happens. Integration tests never skip: an unreachable server fails the
-/// test with the URL it tried.
+/// afterwards whatever happens. Without a reachable server the test is cancelled or fails, as
+/// ``TestEnvironment/require(_:)`` says.
 public struct TestDatabase: Sendable {
     public let name: String
     /// Points at the fresh database.
@@ -31,6 +31,7 @@ public struct TestDatabase: Sendable {
         configure: (inout PostgresConfiguration) -> Void = { _ in },
         _ body: (PostgresClient, TestDatabase) async throws -> T
     ) async throws -> T {
+        try await TestEnvironment.require(.postgreSQL)
         let server = try PostgresClient(configuration: try serverConfiguration())
         let name = "herald_t_" + String(UInt64.random(in: .min ... .max), radix: 16)
         do {

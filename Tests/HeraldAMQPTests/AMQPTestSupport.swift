@@ -14,7 +14,8 @@ enum AMQPTestSupport {
         return configuration
     }
 
-    /// Connects to the test broker; fails (never skips) with the URL tried when it is unreachable.
+    /// Connects to the test broker; fails with the URL tried when it is unreachable (suites that
+    /// connect declare `.requires(.rabbitMQ)`, which skips them where no broker runs at all).
     static func connect(
         _ configuration: AMQPConfiguration? = nil,
         name: String = "herald-amqp-tests"

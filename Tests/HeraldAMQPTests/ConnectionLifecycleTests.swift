@@ -1,9 +1,10 @@
 import Foundation
+import HeraldTesting
 import Testing
 
 @testable import HeraldAMQP
 
-@Suite("Connection lifecycle")
+@Suite("Connection lifecycle", .requires(.rabbitMQ))
 struct ConnectionLifecycleTests {
     /// Dropping the last reference closes the connection and ends its thread: the thread is the
     /// last holder of the shared core, so the core going away proves the thread has exited.

@@ -7,7 +7,7 @@ import Testing
 /// A lost connection must give typed errors, never a crash or a hang, and a new connection must
 /// work afterwards. The connection is cut with a TCP proxy (or by the broker itself), never by
 /// stopping the shared broker.
-@Suite("Connection loss")
+@Suite("Connection loss", .requires(.rabbitMQ))
 struct ConnectionLossTests {
     private func proxiedConfiguration(_ proxy: TCPProxy, name: String) throws -> AMQPConfiguration {
         var configuration = try AMQPTestSupport.configuration()

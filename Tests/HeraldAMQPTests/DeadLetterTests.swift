@@ -3,7 +3,7 @@ import HeraldAMQP
 import HeraldTesting
 import Testing
 
-@Suite("Dead letters and publish failures")
+@Suite("Dead letters and publish failures", .requires(.rabbitMQ))
 struct DeadLetterTests {
     @Test(.timeLimit(.minutes(1)))
     func nackWithoutRequeueLandsInTheDeadLetterQueue() async throws {

@@ -1,10 +1,11 @@
 import Foundation
+import HeraldTesting
 import HeraldAMQP
 import Testing
 
 /// Volume tests: confirms, manual acks, order, throughput. Serialized so their rates are not
 /// measured against each other.
-@Suite("Publish with confirms and consume with acks", .serialized)
+@Suite("Publish with confirms and consume with acks", .serialized, .requires(.rabbitMQ))
 struct PublishConsumeTests {
     @Test(.timeLimit(.minutes(2)))
     func tenThousandMessagesArriveOnceAndInOrder() async throws {

@@ -3,7 +3,7 @@ import HeraldAMQP
 import HeraldTesting
 import Testing
 
-@Suite("Topology, queue utilities and quorum queues")
+@Suite("Topology, queue utilities and quorum queues", .requires(.rabbitMQ))
 struct TopologyTests {
     @Test(.timeLimit(.minutes(1)))
     func redeclaringWithOtherArgumentsWarnsAndTheQueueStillWorks() async throws {

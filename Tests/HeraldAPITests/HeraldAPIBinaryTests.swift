@@ -48,7 +48,7 @@ struct HeraldAPIBinaryTests {
         }
     }
 
-    @Test func subscriptionLifecycle() async throws {
+    @Test(.requires(.rabbitMQ)) func subscriptionLifecycle() async throws {
         try await Self.withServer { server, store, _ in
             try await server.withClient { client in
                 let ready = try await client.send(.get, "/readyz")

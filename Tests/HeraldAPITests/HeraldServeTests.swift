@@ -13,7 +13,7 @@ import Testing
 /// a user switch; the worker's pushes are then listed as missed notifications and resent.
 @Suite("herald serve (spawned)", .serialized, .timeLimit(.minutes(5)))
 struct HeraldServeTests {
-    @Test func whatAnAppSetsThroughTheAPIDecidesWhatTheWorkerDelivers() async throws {
+    @Test(.requires(.rabbitMQ)) func whatAnAppSetsThroughTheAPIDecidesWhatTheWorkerDelivers() async throws {
         try await ServeFixture.with { serve in
             try await serve.server.withClient { client in
                 // Ready once the worker consumes (it connects after the API listens).

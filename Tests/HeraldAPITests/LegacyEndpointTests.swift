@@ -99,6 +99,37 @@ struct LegacyEndpointTests {
         }
     }
 
+    /// Unsubscribe checks `os`, `uri` and `culture` whenever they are present, each on its own:
+    /// a `uri` without `os` must be a token of some platform (or `none`). A refused request
+    /// changes nothing.
+    @Test(arguments: [
+        (#"{"id": "1234567890", "uri": "tok"}"#, "invalid_push_token"),
+        (#"{"id": "1234567890", "os": "ios", "uri": "tok"}"#, "invalid_push_token"),
+        (#"{"id": "1234567890", "os": "ios", "uri": "\#(PushTokens.fcm("x"))"}"#, "invalid_push_token"),
+        (#"{"id": "1234567890", "os": "windows"}"#, "invalid_platform"),
+        (#"{"id": "1234567890", "culture": "russian"}"#, "invalid_culture"),
+        (#"{"id": "1234567890", "tags": ["bad tag"]}"#, "invalid_tags"),
+        (#"{"id": "1234567890", "uri": "none"}"#, nil),
+        (#"{"id": "1234567890", "uri": "\#(PushTokens.apns("x"))"}"#, nil),
+        (#"{"id": "1234567890", "uri": "\#(PushTokens.fcm("x"))"}"#, nil),
+        (#"{"id": "1234567890", "os": "android", "uri": "\#(PushTokens.fcm("x"))", "culture": "en-us"}"#, nil),
+    ] as [(String, String?)])
+    func unsubscribeChecksEachFieldWhenPresent(_ body: String, _ code: String?) async throws {
+        try await APIFixture.with { api in
+            let token = try await TestTokens.token("u1")
+            #expect(try await api.client.send(.post, "/Subscribe.ashx", token: token, json: Self.body(uri: PushTokens.apns("d"), tags: [])).status == 200)
+            let reply = try await api.client.send(.post, "/Unsubscribe.ashx", token: token, json: body)
+            if let code {
+                #expect(reply.status == 400)
+                #expect(reply.errorCode == code)
+                #expect(try await api.store.devices.device(id: "1234567890")?.users.map(\.userId) == ["u1"], "nothing changed")
+            } else {
+                #expect(reply.status == 200, "\(reply.errorCode)")
+                #expect(try await api.store.devices.device(id: "1234567890")?.users.isEmpty == true)
+            }
+        }
+    }
+
     @Test func errorsUseTheSeedFormat() async throws {
         try await APIFixture.with { api in
             let token = try await TestTokens.token("u1")

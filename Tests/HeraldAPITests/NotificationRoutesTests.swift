@@ -109,6 +109,16 @@ struct NotificationRoutesTests {
         }
     }
 
+    /// A logged payload is sent again as it was: numbers keep their exact text.
+    @Test func loggedNumbersAreResentExactly() throws {
+        let logged = #"{"aps":{"alert":"x","badge":12345678901234567890123},"eid":"E","ratio":0.1000000000000000055511151231257827}"#
+        let key = DeliveryKey(messageKey: "m", deviceId: "d", userId: "u")
+        let payload = try #require(ResendPlanner.payload(logged: logged, deliveryKey: key, platform: .ios, token: "t"))
+        #expect(payload.json["aps"]?["badge"] == .number("12345678901234567890123"))
+        #expect(payload.json["ratio"] == .number("0.1000000000000000055511151231257827"))
+        #expect(payload.body == Array(logged.utf8), "the same bytes as logged (canonical JSON)")
+    }
+
     @Test func fcmPayloadsGetTheCurrentToken() throws {
         let logged = #"{"message":{"token":"old-token","data":{"msg":"hi","eid":"E"}}}"#
         let key = DeliveryKey(messageKey: "m", deviceId: "d", userId: "u")

@@ -72,6 +72,44 @@ struct ValidationTests {
         }
     }
 
+    /// Bodies are read by HeraldCore's JSON reader, as events are: a key twice is refused (not
+    /// "the last one wins"), and numbers are exact, never rounded through a `Double`.
+    @Test func duplicateKeysAndBigNumbers() async throws {
+        try await APIFixture.with { api in
+            let user = try await TestTokens.token("u1")
+            let register = #"{"platform": "ios", "token": "\#(PushTokens.apns("d1"))", "culture": "ru-RU"}"#
+            #expect(try await api.client.send(.put, "/v1/devices/d1", token: user, json: register).status == 201)
+            let duplicates: [(HTTPRequest.Method, String, String)] = [
+                (.put, "/v1/devices/d2", #"{"platform": "ios", "platform": "android", "token": "none", "culture": "ru-RU"}"#),
+                (.post, "/Subscribe.ashx", #"{"os": "ios", "os": "ios", "culture": "ru-ru", "id": "d3", "uri": "none"}"#),
+                (.put, "/v1/me/settings", #"{"pushesEnabled": true, "pushesEnabled": false}"#),
+            ]
+            for (method, path, body) in duplicates {
+                let reply = try await api.client.send(method, path, token: user, json: body)
+                #expect(reply.status == 400, "\(body)")
+                #expect(reply.errorCode == "invalid_json", "\(body)")
+                #expect(reply.text.contains("duplicate key"), "\(reply.text)")
+            }
+            #expect(try await api.store.devices.list().map(\.deviceId) == ["d1"])
+            #expect(try await api.store.settings.settings(forUser: "u1").pushesEnabled == true)
+
+            func resend(after: String) async throws -> Reply {
+                try await api.client.send(.post, "/v1/devices/d1/notifications/resend", token: user, json: #"{"after": \#(after)}"#)
+            }
+            // Whole numbers up to Int64.max - 1, however written; nothing above, no fractions.
+            for after in ["9223372036854775806", "1e2", "100.0", "0"] {
+                let reply = try await resend(after: after)
+                #expect(reply.status == 200, "\(after): \(reply.text)")
+                #expect(reply.json["missed"] as? Int == 0, "\(after)")
+            }
+            for after in ["9223372036854775807", "9223372036854775808", "123456789012345678901234567890", "1e400", "-1", "0.5", "1e-400"] {
+                let reply = try await resend(after: after)
+                #expect(reply.status == 400, "\(after)")
+                #expect(reply.errorCode == "invalid_parameter", "\(after): \(reply.text)")
+            }
+        }
+    }
+
     @Test func oversizedBodiesAre413() async throws {
         try await APIFixture.with { api in
             let user = try await TestTokens.token("u1")

@@ -69,7 +69,7 @@ struct OperatorCommandTests {
         #expect(result.stderr.contains("nothing was imported"))
     }
 
-    @Test func publishSetsContentTypeHeadersAndConfirms() async throws {
+    @Test(.requires(.rabbitMQ)) func publishSetsContentTypeHeadersAndConfirms() async throws {
         let queue = TestEnvironment.uniqueName("herald.cli.publish")
         let exchange = TestEnvironment.uniqueName("herald.cli.x")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-pub-\(UUID().uuidString)")
@@ -113,6 +113,23 @@ struct OperatorCommandTests {
         try? await amqp.deleteExchange(exchange)
         try? await amqp.deleteExchange(queue + ".dlx")
         await amqp.close()
+    }
+
+    /// Seed 000's own `.resx` format (a body per event, no title) imports.
+    @Test func seedFormatTemplatesImport() async throws {
+        try await TestDatabase.with { _, database in
+            let environment = ["HERALD_DATABASE_URL": database.url, "HERALD_LOG_LEVEL": "error"]
+            #expect(try HeraldCLI.run(["migrate"], environment: environment).status == 0)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-seed-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            for name in ["AppleMessages.ru-RU.resx", "AndroidMessages.ru-RU.resx"] {
+                try Data(SeedSampleDocuments.resx.utf8).write(to: folder.appendingPathComponent(name))
+            }
+            let imported = try HeraldCLI.run(["templates", "import", folder.path], environment: environment)
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.stdout.contains("Imported 2 templates for 1 events"), "\(imported.stdout)")
+        }
     }
 
     @Test func deviceFilesParseJSONLinesAndQuotedCSV() {

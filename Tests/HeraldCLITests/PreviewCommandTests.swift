@@ -79,6 +79,44 @@ import Testing
         }
     }
 
+    /// Seed 000's own `.resx` (a body per event, no title) previews; the modern payload has the
+    /// body alone.
+    @Test func seedFormatTemplatesWithoutTitles() throws {
+        let event = Self.seedXML.replacingOccurrences(of: "EVENT 006", with: "balance")
+        try withFiles(["AppleMessages.ru-RU.resx": SeedSampleDocuments.resx, "balance.xml": event]) { paths in
+            let folder = URL(fileURLWithPath: paths["balance.xml"]!).deletingLastPathComponent().path
+            let legacy = try HeraldCLI.run(["preview", paths["balance.xml"]!, "--templates", folder], timeout: .seconds(60))
+            #expect(legacy.status == 0, "\(legacy.stderr)")
+            #expect(legacy.stdout.contains("\"alert\": \"Баланс пользователя v1: v2\""), "\(legacy.stdout)")
+            let modern = try HeraldCLI.run(["preview", paths["balance.xml"]!, "--templates", folder, "--profile", "modern"], timeout: .seconds(60))
+            #expect(modern.status == 0, "\(modern.stderr)")
+            #expect(modern.stdout.contains("\"body\": \"Баланс пользователя v1: v2\""), "\(modern.stdout)")
+            #expect(!modern.stdout.contains("\"title\""), "\(modern.stdout)")
+        }
+    }
+
+    /// The default culture comes from the configuration like in every other command: the file
+    /// (`--config`), then `HERALD_TEMPLATES_DEFAULT_CULTURE`, then `--default-culture`.
+    @Test func defaultCultureFromTheConfiguration() throws {
+        let json = """
+            {"EventId": "UserStateIsBlocked", "EventType": "Message", "EventDateTime": "2014-04-30T17:32:47.4123771+03:00",
+             "EventFilters": [{"Name": "UserId", "Value": "42"}], "EventParams": []}
+            """
+        try withFiles(["blocked.json": json, "herald.yaml": "templates:\n  default_culture: en-US\n"]) { paths in
+            let arguments = ["preview", paths["blocked.json"]!, "--templates", Self.templates]
+            let russian = try HeraldCLI.run(arguments, environment: ["HERALD_CONFIG": ""], timeout: .seconds(60))
+            #expect(russian.stdout.contains("Приостановление операций по кошельку."), "\(russian.stdout)\(russian.stderr)")
+            let file = try HeraldCLI.run(arguments + ["--config", paths["herald.yaml"]!], timeout: .seconds(60))
+            #expect(file.status == 0, "\(file.stderr)")
+            #expect(file.stdout.contains("Transfers suspended"), "\(file.stdout)")
+            let environment = try HeraldCLI.run(arguments, environment: ["HERALD_TEMPLATES_DEFAULT_CULTURE": "en-US"], timeout: .seconds(60))
+            #expect(environment.stdout.contains("Transfers suspended"), "\(environment.stdout)\(environment.stderr)")
+            let flag = try HeraldCLI.run(
+                arguments + ["--default-culture", "ru-RU"], environment: ["HERALD_TEMPLATES_DEFAULT_CULTURE": "en-US"], timeout: .seconds(60))
+            #expect(flag.stdout.contains("Приостановление операций по кошельку."), "the flag wins: \(flag.stdout)\(flag.stderr)")
+        }
+    }
+
     @Test func badOptionsAndMissingTemplates() throws {
         try withFiles(["a.xml": Self.seedXML]) { paths in
             let platform = try HeraldCLI.run(["preview", paths["a.xml"]!, "--platform", "windows"], timeout: .seconds(60))

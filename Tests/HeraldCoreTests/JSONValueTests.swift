@@ -49,6 +49,34 @@ import Testing
         #expect(throws: JSONParser.SyntaxError.self) { try parse("{\"a\":{\"a\":{\"a\":{}}}}", depth: 3) }
     }
 
+    /// The public entry point (API request bodies): UTF-8 checked first, then the same rules.
+    @Test func parsingFromOutside() throws {
+        #expect(try JSONValue(parsing: Array(#"{"a":[1,"b"]}"#.utf8), maxDepth: 4) == .object(["a": .array([.int(1), .string("b")])]))
+        #expect { try JSONValue(parsing: Array(#"{"a":1,"a":1}"#.utf8), maxDepth: 4) } throws: {
+            let error = $0 as? JSONSyntaxError
+            return error?.code == .malformed && error?.offset == 7 && error?.reason == "duplicate key in an object"
+        }
+        #expect { try JSONValue(parsing: [0x22, 0xC0, 0xAF, 0x22], maxDepth: 4) } throws: {
+            ($0 as? JSONSyntaxError)?.code == .invalidUTF8 && ($0 as? JSONSyntaxError)?.offset == 1
+        }
+        #expect { try JSONValue(parsing: Array("[[[1]]]".utf8), maxDepth: 2) } throws: { ($0 as? JSONSyntaxError)?.code == .tooDeep }
+    }
+
+    @Test(arguments: [
+        ("0", 0), ("-0", 0), ("42", 42), ("-42", -42), ("100.0", 100), ("1e2", 100), ("1E+2", 100), ("0.5e1", 5), ("12.50e1", 125),
+        ("9007199254740993", 9_007_199_254_740_993), ("9223372036854775807", Int.max), ("-9223372036854775808", Int.min),
+        ("922337203685477580.7e1", Int.max), ("0e999999999999999999", 0), ("0.000", 0),
+    ] as [(String, Int)])
+    func wholeNumbersAreExact(_ literal: String, _ value: Int) {
+        #expect(JSONValue.number(literal).integerValue == value)
+    }
+
+    @Test(arguments: ["0.5", "1e-1", "1.05e1", "9223372036854775808", "-9223372036854775809", "1e19", "1e400", "1e-400",
+                      "123456789012345678901234567890", "1e99999999999999999999"])
+    func otherNumbersAreNoInteger(_ literal: String) {
+        #expect(JSONValue.number(literal).integerValue == nil)
+    }
+
     /// Random JSON values survive serialize → parse unchanged, and Foundation reads our
     /// canonical output as the same value.
     @Test func roundTripsRandomValues() async {

@@ -35,7 +35,7 @@ struct PartitionTests {
                     TestEvents.xml(users: ["u\(user)"], parameters: ["\(index)", "RUB"], sequence: index)
                 })
                 try await waitUntil("\(events) deliveries", timeout: .seconds(90)) { sender.count >= events }
-                try await Self.waitUntilSettled(fixture, [first, second])
+                try await fixture.waitUntilSettled(first, second, queues: Self.queues(fixture))
             }
             try Self.expectOrderedExactlyOnce(sender.sent, events: events, users: Set(owners).count)
             let (a, b) = (first.statistics, second.statistics)
@@ -84,7 +84,7 @@ struct PartitionTests {
                 #expect(atKill < events, "killed mid-run")
                 try await waitUntil("the second worker takes the ingest", timeout: .seconds(20)) { second.isIngesting }
                 try await waitUntil("every delivery", timeout: .seconds(90)) { Set(sender.sent.map(\.key)).count >= events }
-                try await Self.waitUntilSettled(fixture, [second])
+                try await fixture.waitUntilSettled(second, queues: Self.queues(fixture))
                 #expect(second.statistics.consumed > 0, "the second worker delivered partitions the first owned")
                 second.stop()
                 try await WorkerFixture.join(secondTask)
@@ -120,7 +120,7 @@ struct PartitionTests {
                 try await WorkerFixture.join(firstTask)
                 try await waitUntil("the second worker takes the ingest", timeout: .seconds(20)) { second.isIngesting }
                 try await waitUntil("every delivery", timeout: .seconds(60)) { sender.count >= events }
-                try await Self.waitUntilSettled(fixture, [second])
+                try await fixture.waitUntilSettled(second, queues: Self.queues(fixture))
                 #expect(first.statistics.consumed > 0 && second.statistics.consumed > 0, "both carried partitions")
                 second.stop()
                 try await WorkerFixture.join(secondTask)
@@ -161,7 +161,7 @@ struct PartitionTests {
                     guard sender.count >= expected.count else { return false }
                     return (try? await fixture.depth(fixture.topology.deadLetterQueue)) == 1
                 }
-                try await Self.waitUntilSettled(fixture, [first, second])
+                try await fixture.waitUntilSettled(first, second, queues: Self.queues(fixture))
             }
             let reached = sender.sent.map(\.deviceId)
             #expect(Set(reached) == expected)
@@ -188,7 +188,7 @@ struct PartitionTests {
             #expect(result.status == 0, "stdout: \(result.stdout)\nstderr: \(result.stderr)")
             #expect(result.stdout.contains("Drain complete"))
             #expect(result.stdout.contains("consumed 200, delivered 200"), "one copy per single-user event: \(result.stdout)")
-            for queue in [fixture.topology.queue] + PartitionLayout(topology: fixture.topology, count: Self.partitions).queueNames {
+            for queue in Self.queues(fixture) {
                 #expect(try await fixture.depth(queue) == 0, "\(queue) is empty")
             }
         }
@@ -259,19 +259,9 @@ struct PartitionTests {
         for task in tasks { try await WorkerFixture.join(task) }
     }
 
-    /// The main queue and every partition queue empty, and no worker holding a message, on three
-    /// polls in a row.
-    static func waitUntilSettled(_ fixture: WorkerFixture, _ workers: [WorkerService]) async throws {
-        let queues = [fixture.topology.queue] + PartitionLayout(topology: fixture.topology, count: partitions).queueNames
-        var quiet = 0
-        try await waitUntil("every queue is empty and nothing is in flight", timeout: .seconds(30)) {
-            var empty = true
-            for queue in queues where (try? await fixture.depth(queue)) != 0 { empty = false }
-            let idle = empty && workers.allSatisfy { $0.statistics.messagesInFlight == 0 }
-            quiet = idle ? quiet + 1 : 0
-            if quiet < 3 { try await Task.sleep(for: .milliseconds(100)) }
-            return quiet >= 3
-        }
+    /// The main queue and every partition queue.
+    static func queues(_ fixture: WorkerFixture) -> [String] {
+        [fixture.topology.queue] + PartitionLayout(topology: fixture.topology, count: partitions).queueNames
     }
 
     /// Every key once, and each user's deliveries in publish order (by the time the one

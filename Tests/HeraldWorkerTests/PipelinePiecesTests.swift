@@ -16,6 +16,7 @@ struct PipelinePiecesTests {
     /// Runs `body` with a factory of tracked messages. A message names the connection to
     /// acknowledge on; the tracker itself never uses it.
     private func withMessages(_ body: (_ message: (UInt64, UInt64) -> TrackedMessage) async throws -> Void) async throws {
+        try await TestEnvironment.require(.rabbitMQ)
         let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: TestEnvironment.amqpURL))
         do {
             try await body { tag, session in

@@ -1,13 +1,9 @@
-import HeraldCore
+import Crypto
 
 /// Comparison of secrets whose timing reveals nothing: both sides are hashed first (so their
-/// lengths do not show either) and the digests are compared without an early exit.
+/// lengths do not show either) and the digests compared with swift-crypto's constant-time `==`.
 enum ConstantTime {
     static func equals(_ lhs: String, _ rhs: String) -> Bool {
-        let a = SHA256.hash(Array(lhs.utf8))
-        let b = SHA256.hash(Array(rhs.utf8))
-        var difference: UInt8 = 0
-        for index in 0..<min(a.count, b.count) { difference |= a[index] ^ b[index] }
-        return difference == 0 && a.count == b.count
+        SHA256.hash(data: Array(lhs.utf8)) == SHA256.hash(data: Array(rhs.utf8))
     }
 }

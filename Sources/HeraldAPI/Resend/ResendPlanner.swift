@@ -35,10 +35,9 @@ struct ResendPlanner: Sendable {
     /// A logged payload made sendable again; `nil` if the log holds something that is not a
     /// JSON object (never written by Herald).
     static func payload(logged: String, deliveryKey: DeliveryKey, platform: Platform, token: String) -> PushPayload? {
-        guard let input = try? JSONDecoder().decode(JSONInput.self, from: Data(logged.utf8)), case .object = input else { return nil }
+        guard let json = JSONValue(logged: logged) else { return nil }
         switch platform {
         case .ios:
-            let json = input.jsonValue
             let aps = json["aps"]
             let isBackground = aps?["alert"] == nil && aps?["content-available"] != nil
             let options = APNsRequestOptions(
@@ -46,8 +45,7 @@ struct ResendPlanner: Sendable {
             )
             return PushPayload(platform: .ios, profile: .legacy, json: json, apns: options, deliveryKey: deliveryKey, wasShortened: false)
         case .android:
-            let json = input.replacingFCMToken(with: token).jsonValue
-            return PushPayload(platform: .android, profile: .legacy, json: json, apns: nil, deliveryKey: deliveryKey, wasShortened: false)
+            return PushPayload(platform: .android, profile: .legacy, json: json.replacingFCMToken(with: token), apns: nil, deliveryKey: deliveryKey, wasShortened: false)
         }
     }
 

@@ -37,16 +37,15 @@ struct LegacyRoutes: Sendable {
     }
 
     /// Unsubscribes the caller on the device from the given tags, or from everything when the
-    /// array is empty or absent. `os`, `uri` and `culture` are checked when present and
-    /// otherwise unused. Unsubscribing a device the caller is not on is a success (nothing to do).
+    /// array is empty or absent. `os`, `uri` and `culture` are checked when present (a `uri`
+    /// without `os` against either platform) and otherwise unused. Unsubscribing a device the
+    /// caller is not on is a success (nothing to do).
     func unsubscribe(_ request: Request, _ context: APIRequestContext) async throws(APIError) -> HTTPResponse.Status {
         let identity = try context.requireIdentity()
         let body = try await JSONBody.read(request, limit: maxBodyBytes, allowed: Self.fields, caseInsensitiveKeys: true)
         let deviceId = try validator.deviceId(try body.requiredString("id"))
-        if let os = try body.string("os") {
-            let platform = try validator.platform(os, field: "os")
-            if let uri = try body.string("uri") { _ = try validator.pushToken(uri, platform: platform, field: "uri") }
-        }
+        let platform = try body.string("os").map { (os) throws(APIError) in try validator.platform(os, field: "os") }
+        if let uri = try body.string("uri") { _ = try validator.pushToken(uri, platform: platform, field: "uri") }
         if let culture = try body.string("culture") { _ = try validator.culture(culture) }
         let tags = try validator.tags(try body.strings("tags") ?? [])
         try await service.unsubscribe(deviceId: deviceId, app: nil, userId: identity.userId, tags: tags)

@@ -1,13 +1,14 @@
-import Foundation
+import HeraldCore
 import Hummingbird
 
 /// A request body that must be one JSON object with known fields: read with the size limit,
-/// parsed, and checked for unknown fields; the typed getters throw ``APIError`` naming the
+/// parsed by HeraldCore's reader (the one event intake uses: a key twice is refused, numbers
+/// are exact), and checked for unknown fields; the typed getters throw ``APIError`` naming the
 /// field (`missing_field`, `invalid_json`). With `caseInsensitiveKeys` (the legacy endpoints,
 /// whose .NET original matched names case-insensitively and whose seed writes both `tags` and
 /// `Tags`) names are matched ignoring ASCII case.
 struct JSONBody {
-    private let fields: [String: JSONInput]
+    private let fields: [String: JSONValue]
 
     /// Reads and checks the body of `request`.
     /// - Throws: `body_too_large` beyond `limit` bytes, `invalid_json`, `unknown_field`.
@@ -25,21 +26,21 @@ struct JSONBody {
         } catch {
             throw APIError(.invalidJSON, "the request body could not be read", underlying: error)
         }
-        return try JSONBody(bytes: Data(buffer.readableBytesView), allowed: allowed, caseInsensitiveKeys: caseInsensitiveKeys)
+        return try JSONBody(bytes: Array(buffer.readableBytesView), allowed: allowed, caseInsensitiveKeys: caseInsensitiveKeys)
     }
 
-    init(bytes: Data, allowed: Set<String>, caseInsensitiveKeys: Bool = false) throws(APIError) {
+    init(bytes: [UInt8], allowed: Set<String>, caseInsensitiveKeys: Bool = false) throws(APIError) {
         guard !bytes.isEmpty else { throw APIError(.invalidJSON, "the request body is empty; a JSON object is expected") }
-        let value: JSONInput
+        let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONInput.self, from: bytes)
+            value = try JSONValue(parsing: bytes, maxDepth: Self.maxDepth)
         } catch {
-            throw APIError(.invalidJSON, "the request body is not valid JSON")
+            throw APIError(.invalidJSON, "the request body is not valid JSON: \(error)")
         }
         guard case .object(let members) = value else {
-            throw APIError(.invalidJSON, "the request body must be a JSON object, not \(value.kindName)")
+            throw APIError(.invalidJSON, "the request body must be a JSON object, not \(Self.kind(value))")
         }
-        var fields: [String: JSONInput] = [:]
+        var fields: [String: JSONValue] = [:]
         for (name, member) in members {
             let key = caseInsensitiveKeys ? name.lowercased() : name
             guard allowed.contains(key) else {
@@ -59,7 +60,7 @@ struct JSONBody {
         case nil, .null?:
             if required { throw APIError(.missingField, "field '\(name)' is required") }
             return nil
-        case let other?: throw APIError(.invalidJSON, "field '\(name)' must be a string, not \(other.kindName)")
+        case let other?: throw APIError(.invalidJSON, "field '\(name)' must be a string, not \(Self.kind(other))")
         }
     }
 
@@ -76,12 +77,12 @@ struct JSONBody {
             var result: [String] = []
             for item in items {
                 guard case .string(let value) = item else {
-                    throw APIError(.invalidJSON, "field '\(name)' must be an array of strings; it contains \(item.kindName)")
+                    throw APIError(.invalidJSON, "field '\(name)' must be an array of strings; it contains \(Self.kind(item))")
                 }
                 result.append(value)
             }
             return result
-        case let other?: throw APIError(.invalidJSON, "field '\(name)' must be an array of strings, not \(other.kindName)")
+        case let other?: throw APIError(.invalidJSON, "field '\(name)' must be an array of strings, not \(Self.kind(other))")
         }
     }
 
@@ -89,20 +90,32 @@ struct JSONBody {
         switch fields[name] {
         case nil, .null?: return nil
         case .bool(let value)?: return value
-        case let other?: throw APIError(.invalidJSON, "field '\(name)' must be a boolean, not \(other.kindName)")
+        case let other?: throw APIError(.invalidJSON, "field '\(name)' must be a boolean, not \(Self.kind(other))")
         }
     }
 
-    /// A whole number in `range`.
+    /// A whole number in `range` (`100`, `100.0` or `1e2`), compared exactly.
     func int(_ name: String, in range: ClosedRange<Int>) throws(APIError) -> Int? {
         switch fields[name] {
         case nil, .null?: return nil
-        case .number(let value)?:
-            guard value.rounded() == value, value >= Double(range.lowerBound), value <= Double(range.upperBound) else {
+        case .number(let literal)?:
+            guard let value = JSONValue.number(literal).integerValue, range.contains(value) else {
                 throw APIError(.invalidParameter, "field '\(name)' must be a whole number in \(range.lowerBound)...\(range.upperBound)")
             }
-            return Int(value)
-        case let other?: throw APIError(.invalidJSON, "field '\(name)' must be a number, not \(other.kindName)")
+            return value
+        case let other?: throw APIError(.invalidJSON, "field '\(name)' must be a number, not \(Self.kind(other))")
+        }
+    }
+
+    /// Deep enough for any body the API takes (objects of strings and arrays of strings).
+    private static let maxDepth = 16
+
+    /// A value's kind with its article, for error descriptions ("an array", "null").
+    private static func kind(_ value: JSONValue) -> String {
+        switch value {
+        case .null: "null"
+        case .array, .object: "an \(value.kindName)"
+        case .bool, .number, .string: "a \(value.kindName)"
         }
     }
 

@@ -24,20 +24,32 @@ struct RequestValidator: Sendable {
 
     /// A provider token, or seed 001's `none` (any case) for "no token", returned as `nil`.
     /// APNs: hexadecimal, even length, 64–200 characters. FCM: `[A-Za-z0-9_:.-]`, 32–4096.
-    func pushToken(_ raw: String, platform: Platform, field: String) throws(APIError) -> String? {
+    /// Without a `platform` (Unsubscribe's `os` is optional) a token of either platform will do.
+    func pushToken(_ raw: String, platform: Platform?, field: String) throws(APIError) -> String? {
         if raw.lowercased() == "none" { return nil }
-        let bytes = raw.utf8
         switch platform {
-        case .ios:
-            guard (64...200).contains(bytes.count), bytes.count % 2 == 0, bytes.allSatisfy(Self.isHexDigit) else {
+        case .ios?:
+            guard Self.isToken(raw, for: .ios) else {
                 throw APIError(.invalidPushToken, "field '\(field)' must be an APNs device token (64–200 hexadecimal digits) or 'none'")
             }
-        case .android:
-            guard (32...4096).contains(bytes.count), bytes.allSatisfy(Self.isFCMTokenCharacter) else {
+        case .android?:
+            guard Self.isToken(raw, for: .android) else {
                 throw APIError(.invalidPushToken, "field '\(field)' must be an FCM registration token (32–4096 characters of A-Z a-z 0-9 _ : . -) or 'none'")
+            }
+        case nil:
+            guard Platform.allCases.contains(where: { Self.isToken(raw, for: $0) }) else {
+                throw APIError(.invalidPushToken, "field '\(field)' must be an APNs device token, an FCM registration token or 'none'")
             }
         }
         return raw
+    }
+
+    private static func isToken(_ raw: String, for platform: Platform) -> Bool {
+        let bytes = raw.utf8
+        switch platform {
+        case .ios: return (64...200).contains(bytes.count) && bytes.count % 2 == 0 && bytes.allSatisfy(isHexDigit)
+        case .android: return (32...4096).contains(bytes.count) && bytes.allSatisfy(isFCMTokenCharacter)
+        }
     }
 
     /// 1…``ValidationLimits/maxDeviceIdLength`` characters, no control characters.

@@ -10,7 +10,7 @@ enum JSONEventReader {
             root = try JSONParser.parse(bytes, limits: .init(maxDepth: limits.maxDepth))
         } catch {
             throw EventDecodingError(
-                code: error.isDepth ? .limitExceeded : .malformedDocument, field: "document",
+                code: error.code == .tooDeep ? .limitExceeded : .malformedDocument, field: "document",
                 reason: "\(error.reason) (\(XMLEventReader.position(of: error.offset, in: bytes)))", format: .json, offset: error.offset
             )
         }

@@ -1,3 +1,5 @@
+import Crypto
+
 /// The stable identity of one delivery: one message, to one device of one app, for one user.
 ///
 /// Derived, never random, so that a redelivered AMQP message yields the same keys: the worker

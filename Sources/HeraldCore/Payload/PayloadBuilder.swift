@@ -17,6 +17,8 @@ import Foundation
 ///   unless the event is private or silent (then data-only, no text on the wire), and
 ///   `android` (`priority`, `ttl`, `notification.sound`).
 ///
+/// A notification without a title (its template has none) has no `title` key: the body alone.
+///
 /// Both profiles carry the delivery key: as `apns-collapse-id`, and (FCM) as `data.dk`; FCM
 /// `android.collapse_key` is set only with ``fcmCollapseKey`` because FCM keeps at most four
 /// collapse keys per offline device, so unique keys would drop notifications.
@@ -108,7 +110,8 @@ public struct PayloadBuilder: Sendable {
             if metadata.isPrivate { aps["mutable-content"] = .int(1) }
             let style = apnsAlertStyle
             let (json, shortened) = try fit(style == .text ? notification.body : "", limit: limits.apnsMaxBytes, event: event, platform: .ios) { body in
-                var alert: [String: JSONValue] = ["title": .string(notification.title)]
+                var alert: [String: JSONValue] = [:]
+                if !notification.title.isEmpty { alert["title"] = .string(notification.title) }
                 switch style {
                 case .text:
                     alert["body"] = .string(body)
@@ -147,7 +150,9 @@ public struct PayloadBuilder: Sendable {
             }
             let dataSize = dataValue.serializedByteCount
             let (json, shortened) = try fit(notification.body, limit: limits.fcmMaxBytes, event: event, platform: .android) { body in
-                let note = JSONValue.object(["title": .string(notification.title), "body": .string(body)])
+                var fields: [String: JSONValue] = ["body": .string(body)]
+                if !notification.title.isEmpty { fields["title"] = .string(notification.title) }
+                let note = JSONValue.object(fields)
                 return (fcmMessage(token: target.token, data: dataValue, notification: note, metadata: metadata, deliveryKey: deliveryKey, soundInNotification: true), dataSize + note.serializedByteCount)
             }
             return PushPayload(platform: .android, profile: .modern, json: json, apns: nil, deliveryKey: deliveryKey, wasShortened: shortened)

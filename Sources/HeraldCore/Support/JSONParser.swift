@@ -9,11 +9,7 @@ struct JSONParser {
         var maxDepth: Int
     }
 
-    struct SyntaxError: Error {
-        var offset: Int
-        var reason: String
-        var isDepth: Bool = false
-    }
+    typealias SyntaxError = JSONSyntaxError
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var i = 0
@@ -67,7 +63,7 @@ struct JSONParser {
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
                     let isObject = bytes[i] == UInt8(ascii: "{")
                     if stack.count >= limits.maxDepth {
-                        throw SyntaxError(offset: i, reason: "nesting deeper than \(limits.maxDepth) levels", isDepth: true)
+                        throw SyntaxError(code: .tooDeep, offset: i, reason: "nesting deeper than \(limits.maxDepth) levels")
                     }
                     i += 1
                     skipWhitespace()

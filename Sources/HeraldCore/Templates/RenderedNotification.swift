@@ -5,6 +5,7 @@ public struct RenderedNotification: Sendable, Codable, Hashable {
     /// The culture of the template that was used (after fallback).
     public var culture: String
     public var platform: Platform
+    /// Empty when the template has no title.
     public var title: String
     public var body: String
     public var metadata: EventMetadata

@@ -5,7 +5,8 @@ public struct Template: Sendable, Codable, Hashable {
     /// `ru-RU`, `en-US`, or a language alone (`ru`).
     public var culture: String
     public var platform: Platform
-    /// Title text; may use `{n}` placeholders.
+    /// Title text; may use `{n}` placeholders. Empty: no title (modern payloads send the body
+    /// alone; legacy payloads never carry a title).
     public var title: String
     /// Body text; may use `{n}` placeholders (seed 000: `Баланс пользователя {0}: {1}`).
     public var body: String

@@ -2,15 +2,15 @@
 ///
 /// Conventions of the `.resx` files: a resource named by the event id holds the body (seed 000:
 /// "resource id = message id, resource body = text template"); `<EventId>.Title` holds its
-/// title, and a resource named `Title` is the title of events without one. Metadata comes from
-/// ``EventMetadataFile``; an event with texts but no metadata gets
-/// ``EventMetadata/defaults(for:)``.
+/// title, and a resource named `Title` is the title of events without one. Titles are
+/// optional (the seed's own files have none): a text without either has the empty title, and
+/// its modern payloads carry the body alone. Metadata comes from ``EventMetadataFile``; an
+/// event with texts but no metadata gets ``EventMetadata/defaults(for:)``.
 public enum TemplateBundle {
     static let titleSuffix = ".Title"
 
     /// The templates of `resx` files (names as in ``TemplateFileName``) with `metadata`.
-    /// Throws ``TemplateError`` for a bad file name, a bad `.resx`, a body without a title, or a
-    /// title without a body.
+    /// Throws ``TemplateError`` for a bad file name, a bad `.resx`, or a title without a body.
     public static func templates(resx: [TemplateSource], metadata: [EventMetadata]) throws(TemplateError) -> [Template] {
         var metadataByEvent: [String: EventMetadata] = [:]
         for m in metadata { metadataByEvent[m.eventId.asciiLowercased] = m }
@@ -20,7 +20,7 @@ public enum TemplateBundle {
             let entries = try ResxReader.entries(source.contents, source: source.fileName)
             var byName: [String: String] = [:]
             for entry in entries { byName[entry.name] = entry.value }
-            let defaultTitle = byName["Title"]
+            let defaultTitle = byName["Title"] ?? ""
             for entry in entries where entry.name != "Title" {
                 if entry.name.hasSuffix(titleSuffix) {
                     let eventId = String(entry.name.dropLast(titleSuffix.count))
@@ -29,11 +29,8 @@ public enum TemplateBundle {
                     }
                     continue
                 }
-                guard let title = byName[entry.name + titleSuffix] ?? defaultTitle else {
-                    throw TemplateError(code: .invalidResource, eventId: entry.name, source: source.fileName, reason: "no \(entry.name)\(titleSuffix) resource and no default Title")
-                }
                 templates.append(Template(
-                    eventId: entry.name, culture: name.culture, platform: name.platform, title: title, body: entry.value,
+                    eventId: entry.name, culture: name.culture, platform: name.platform, title: byName[entry.name + titleSuffix] ?? defaultTitle, body: entry.value,
                     metadata: metadataByEvent[entry.name.asciiLowercased].map { var m = $0; m.eventId = entry.name; return m } ?? .defaults(for: entry.name)
                 ))
             }

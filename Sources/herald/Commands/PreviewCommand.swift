@@ -5,6 +5,8 @@ import HeraldCore
 /// `herald preview`: a dry run for producers and operators, with no broker and no database.
 /// Decodes event files exactly as the worker would, renders them with the templates of a
 /// directory, and prints the payload a device of the given culture and platform would get.
+/// Reads the configuration like every command (`--config`, `HERALD_*`): the default culture
+/// (`templates.default_culture`) and the payload profile (`worker.payload_profile`).
 struct PreviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "preview",
@@ -27,14 +29,14 @@ struct PreviewCommand: ParsableCommand {
     @Option(help: "Culture of the device (default: the event's CultureId filter, else the default culture).")
     var culture: String?
 
-    @Option(help: "Last step of culture fallback.")
-    var defaultCulture: String = "ru-RU"
+    @Option(help: "Last step of culture fallback (templates.default_culture, HERALD_TEMPLATES_DEFAULT_CULTURE; default ru-RU).")
+    var defaultCulture: String?
 
     @Option(help: "Platform of the device: ios or android.")
     var platform: String = "ios"
 
-    @Option(help: "Payload profile: legacy (seed 000 shapes) or modern.")
-    var profile: String = "legacy"
+    @Option(help: "Payload profile: legacy (seed 000 shapes) or modern (worker.payload_profile, HERALD_WORKER_PAYLOAD_PROFILE; default legacy).")
+    var profile: String?
 
     @Option(help: "User the payload is addressed to (default: the event's first UserId, or 0 for a broadcast).")
     var user: String?
@@ -42,17 +44,22 @@ struct PreviewCommand: ParsableCommand {
     @Option(help: "Device token written into FCM messages.")
     var token: String = "PREVIEW-DEVICE-TOKEN"
 
+    @OptionGroup var global: GlobalOptions
+
     mutating func validate() throws {
         guard Platform(name: platform) != nil else { throw ValidationError("--platform must be ios or android") }
-        guard PayloadProfile(rawValue: profile.lowercased()) != nil else { throw ValidationError("--profile must be legacy or modern") }
+        if let profile, PayloadProfile(rawValue: profile.lowercased()) == nil { throw ValidationError("--profile must be legacy or modern") }
     }
 
     func run() throws {
         let platform = Platform(name: platform)!
-        let profile = PayloadProfile(rawValue: profile.lowercased())!
+        var settings = try global.settings()
+        settings.set(.templatesDefaultCulture, flag: defaultCulture)
+        settings.set(.workerPayloadProfile, flag: profile)
+        let profile = try settings.choice(.workerPayloadProfile, default: PayloadProfile.legacy)
         let catalog: TemplateCatalog
         do {
-            catalog = try loadCatalog()
+            catalog = try TemplateFolder.catalog(templates, settings: settings)
         } catch {
             printError("error: \(templates): \(error)")
             throw ExitCode(2)
@@ -85,11 +92,11 @@ struct PreviewCommand: ParsableCommand {
         print("EventParams:   \(event.params.isEmpty ? "(none)" : event.params.enumerated().map { "{\($0.offset)} \($0.element.name)=\($0.element.value)" }.joined(separator: ", "))")
         for note in decoded.notes { print("note:          \(note)") }
 
-        let culture = self.culture ?? event.filterValues(.cultureId).first ?? defaultCulture
+        let culture = self.culture ?? event.filterValues(.cultureId).first ?? catalog.defaultCulture
         let userId = user ?? (event.isBroadcast ? "0" : event.userIds.first ?? "0")
         let rendered = try catalog.render(event, culture: culture, platform: platform)
         print("device:        \(platform), culture \(culture) (template \(rendered.culture)), user \(userId), profile \(profile)")
-        print("title:         \(rendered.title)")
+        print("title:         \(rendered.title.isEmpty ? "(none)" : rendered.title)")
         print("body:          \(rendered.body)")
 
         let deliveryKey = DeliveryKey(messageKey: DeliveryKey.messageKey(forBody: bytes), deviceId: "preview-device", userId: userId)
@@ -104,24 +111,6 @@ struct PreviewCommand: ParsableCommand {
         }
         print("payload (\(payload.body.count) bytes\(payload.wasShortened ? ", body shortened" : "")):")
         print(payload.json.prettyPrinted())
-    }
-
-    private func loadCatalog() throws -> TemplateCatalog {
-        let folder = URL(fileURLWithPath: templates, isDirectory: true)
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-        } catch {
-            throw ValidationError("cannot read the templates folder (use --templates DIR): \(error.localizedDescription)")
-        }
-        var files: [TemplateSource] = []
-        for name in names.sorted() where name.lowercased().hasSuffix(".resx") || name == EventMetadataFile.fileName {
-            files.append(TemplateSource(fileName: name, contents: try readFile(folder.appendingPathComponent(name).path)))
-        }
-        guard files.contains(where: { $0.fileName.lowercased().hasSuffix(".resx") }) else {
-            throw ValidationError("no .resx files in the templates folder (use --templates DIR)")
-        }
-        return try TemplateBundle.catalog(files: files, defaultCulture: defaultCulture)
     }
 
     private func readFile(_ path: String) throws -> [UInt8] {

@@ -30,7 +30,7 @@ struct TemplatesCommand: AsyncParsableCommand {
             let logger = RuntimeSettings.logger("herald.templates", settings: settings)
             let catalog: TemplateCatalog
             do {
-                catalog = try TemplateBundle.catalog(files: try Self.read(directory), defaultCulture: settings.string(.templatesDefaultCulture, default: "ru-RU"))
+                catalog = try TemplateFolder.catalog(directory, settings: settings)
             } catch {
                 Console.error("herald templates import: \(directory): \(error)")
                 throw ExitCode.failure
@@ -49,23 +49,6 @@ struct TemplatesCommand: AsyncParsableCommand {
                 Console.error("herald templates import: \(error)")
                 throw ExitCode.failure
             }
-        }
-
-        /// The `.resx` files and `events.json` of `directory`.
-        static func read(_ directory: String) throws -> [TemplateSource] {
-            let names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
-            var files: [TemplateSource] = []
-            for name in names where name.lowercased().hasSuffix(".resx") || name == EventMetadataFile.fileName {
-                let path = URL(fileURLWithPath: directory).appendingPathComponent(name).path
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    throw ValidationError("cannot read \(path)")
-                }
-                files.append(TemplateSource(fileName: name, contents: Array(data)))
-            }
-            guard files.contains(where: { $0.fileName.lowercased().hasSuffix(".resx") }) else {
-                throw ValidationError("no .resx files in \(directory)")
-            }
-            return files
         }
 
         /// The file a compile problem comes from.

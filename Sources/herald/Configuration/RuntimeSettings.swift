@@ -58,8 +58,13 @@ enum RuntimeSettings {
             throw ConfigurationError(.invalidValue, key: SettingKey.databaseURL.dotted, source: settings.lookup(.databaseURL)?.source, reason: error.description)
         }
         configuration.dedupeRetention = try settings.duration(.workerDedupeRetention, default: .seconds(86_400))
-        configuration.defaultCulture = settings.string(.templatesDefaultCulture, default: "ru-RU")
+        configuration.defaultCulture = defaultCulture(settings)
         return configuration
+    }
+
+    /// `templates.default_culture`: the last step of culture fallback.
+    static func defaultCulture(_ settings: Settings) -> String {
+        settings.string(.templatesDefaultCulture, default: "ru-RU")
     }
 
     static func worker(_ settings: Settings) throws -> WorkerConfiguration {

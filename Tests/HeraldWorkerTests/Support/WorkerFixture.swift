@@ -25,7 +25,8 @@ struct WorkerFixture: Sendable {
         extraTemplates: [Template] = TestEvents.seedTemplates(), configureStore: (inout StoreConfiguration) -> Void = { _ in },
         _ body: (WorkerFixture) async throws -> T
     ) async throws -> T {
-        try await TestDatabase.with { _, database in
+        try await TestEnvironment.require(.postgreSQL, .rabbitMQ)
+        return try await TestDatabase.with { _, database in
             var storeConfiguration = StoreConfiguration(database: database.configuration)
             storeConfiguration.maintenanceInterval = nil
             storeConfiguration.database.reconnectInitialDelay = .milliseconds(50)
@@ -145,13 +146,16 @@ struct WorkerFixture: Sendable {
         )
     }
 
-    /// Waits until the queue is empty and the worker holds no message, on two polls in a row
-    /// (a message requeued by a lost connection may still be on its way back).
-    func waitUntilSettled(_ worker: WorkerService, timeout: Duration = .seconds(30)) async throws {
+    /// Waits until `queues` (the main queue by default) are empty and every one of `workers`
+    /// consumes and holds no message, on three polls in a row (a message requeued by a lost
+    /// connection may still be on its way back).
+    func waitUntilSettled(_ workers: WorkerService..., queues: [String]? = nil, timeout: Duration = .seconds(30)) async throws {
+        let queues = queues ?? [topology.queue]
         var quiet = 0
-        try await waitUntil("the queue is empty and nothing is in flight", timeout: timeout) {
-            let empty = (try? await depth(topology.queue)) == 0
-            let idle = empty && worker.isConsuming && worker.statistics.messagesInFlight == 0
+        try await waitUntil("every queue is empty and nothing is in flight", timeout: timeout) {
+            var empty = true
+            for queue in queues where (try? await depth(queue)) != 0 { empty = false }
+            let idle = empty && workers.allSatisfy { $0.isConsuming && $0.statistics.messagesInFlight == 0 }
             quiet = idle ? quiet + 1 : 0
             if quiet < 3 { try await Task.sleep(for: .milliseconds(100)) }
             return quiet >= 3
