@@ -258,6 +258,71 @@ import Testing
             }
         }
     }
+
+    /// The log keeps no device tokens: an FCM body is logged without `message.token`, an APNs
+    /// body as it is.
+    @Test func loggedBodiesHaveNoToken() throws {
+        for profile in [PayloadProfile.legacy, .modern] {
+            let android = try payload("TransferIssued", .android, profile)
+            var expected = android.json
+            guard case .object(var root) = expected, case .object(var message)? = root["message"] else {
+                Issue.record("not an FCM body")
+                continue
+            }
+            #expect(message.removeValue(forKey: "token") == .string("fcm-token-1"))
+            root["message"] = .object(message)
+            expected = .object(root)
+            #expect(android.loggedBody == expected.serialized())
+            let ios = try payload("TransferIssued", .ios, profile)
+            #expect(ios.loggedBody == ios.body)
+        }
+    }
+
+    /// The legacy shapes are written straight into bytes on the hot path: byte for byte the
+    /// canonical serialization of the same values (escaping, key order, options), for random
+    /// texts, parameters, users and tokens.
+    @Test func legacyFastPathIsTheCanonicalSerialization() async {
+        let pool: [String] = ["a", "Z", " ", "ж", "€", "😀", "e\u{301}", "\"", "\\", "/", "\n", "\r", "\t", "\u{01}", "\u{1F}", "\u{2028}", "{0}", "_"]
+        await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
+            var rng = SplitMix64(seed: UInt64(seed))
+            func text(_ max: Int) -> String { (0..<Int.random(in: 0...max, using: &rng)).map { _ in pool[Int.random(in: 0..<pool.count, using: &rng)] }.joined() }
+            let params = (0..<Int.random(in: 0...4, using: &rng)).map { _ in EventParameter(name: text(6), value: text(12)) }
+            let event = Self.event(text(10).isEmpty ? "E" : "TransferIssued", params: params)
+            let target = PushTarget(platform: .android, token: text(20), userId: text(8))
+            var metadata = EventMetadata.defaults(for: event.id)
+            metadata.priority = Bool.random(using: &rng) ? .high : .normal
+            metadata.timeToLiveSeconds = Bool.random(using: &rng) ? Int.random(in: 0...100_000, using: &rng) : nil
+            let body = text(200)
+            let collapse = Bool.random(using: &rng)
+            for platform in Platform.allCases {
+                let rendered = RenderedNotification(eventId: event.id, culture: "ru-RU", platform: platform, title: "", body: body, metadata: metadata, isSilent: false)
+                let target = PushTarget(platform: platform, token: target.token, userId: target.userId)
+                guard let payload = try? PayloadBuilder(profile: .legacy, fcmCollapseKey: collapse)
+                    .build(rendered, event: event, target: target, deliveryKey: Self.key, now: Self.now)
+                else { Issue.record("a small legacy payload must build"); continue }
+                let paramsValue = JSONValue.array(params.map { .object(["name": .string($0.name), "value": .string($0.value)]) })
+                let expected: JSONValue
+                switch platform {
+                case .ios:
+                    expected = .object(["aps": .object([
+                        "acme_eid": .string(event.id), "acme_params": paramsValue, "acme_userid": .string(target.userId), "alert": .string(body),
+                    ])])
+                case .android:
+                    var android: [String: JSONValue] = ["priority": .string(metadata.priority == .high ? "HIGH" : "NORMAL")]
+                    if let ttl = metadata.timeToLiveSeconds { android["ttl"] = .string("\(ttl)s") }
+                    if collapse { android["collapse_key"] = .string(Self.key.rawValue) }
+                    expected = .object(["message": .object([
+                        "android": .object(android), "token": .string(target.token),
+                        "data": .object([
+                            "eid": .string(event.id), "msg": .string(body), "params": .string(paramsValue.serializedString()),
+                            "userid": .string(target.userId),
+                        ]),
+                    ])])
+                }
+                #expect(payload.body == expected.serialized(), "\(platform): \(payload.serializedString)")
+            }
+        }
+    }
 }
 
 extension PushPayload {

@@ -17,7 +17,7 @@ struct MigrationTests {
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name"
             ).map { (row) throws(PostgresError) in try row.decode(String.self, at: 0) }
             #expect(tables == [
-                "dead_letters", "device_users", "devices", "event_metadata", "herald_schema_migrations", "journal", "messages", "templates",
+                "dead_letters", "device_positions", "device_users", "devices", "event_metadata", "herald_schema_migrations", "journal", "messages", "templates",
                 "user_settings",
             ])
         }

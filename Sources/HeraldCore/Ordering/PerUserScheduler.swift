@@ -15,7 +15,9 @@ import DequeModule
 ///   waiting delivery, one is released; users waiting for a lane are served in the order they
 ///   became ready, and a user who completes and still has work goes to the back of that line.
 ///
-/// Every operation is O(1) amortised. Not thread-safe by itself (a value type).
+/// Every operation is O(1) amortised. Not thread-safe by itself (a value type). Inlinable, so
+/// that the worker's use of it is specialized for its item type (no generic dispatch per
+/// delivery).
 public struct PerUserScheduler<Item> {
     /// The handle of one released delivery; give it back to ``complete(_:)`` or ``park(_:)``.
     public struct Ticket: Sendable, Hashable, CustomStringConvertible {
@@ -23,47 +25,66 @@ public struct PerUserScheduler<Item> {
         public let sequence: UInt64
         public let user: String
         public var description: String { "#\(sequence)(\(user))" }
+
+        @inlinable
+        init(sequence: UInt64, user: String) {
+            self.sequence = sequence
+            self.user = user
+        }
     }
 
     /// A delivery that may start now.
     public struct Release {
         public let ticket: Ticket
         public let item: Item
+
+        @inlinable
+        init(ticket: Ticket, item: Item) {
+            self.ticket = ticket
+            self.item = item
+        }
     }
 
     /// Concurrency limit: deliveries being sent at once (≥ 1).
     public let lanes: Int
-    private var nextSequence: UInt64 = 0
+    @usableFromInline var nextSequence: UInt64 = 0
     /// Deliveries of each user waiting behind its blocked one.
-    private var waiting: [String: Deque<(UInt64, Item)>] = [:]
+    @usableFromInline var waiting: [String: Deque<(UInt64, Item)>] = [:]
     /// user → sequence of its delivery in flight or parked: the user is blocked.
-    private var blocked: [String: UInt64] = [:]
+    @usableFromInline var blocked: [String: UInt64] = [:]
     /// Users whose blocked delivery is parked (holds no lane).
-    private var parked: Set<String> = []
+    @usableFromInline var parked: Set<String> = []
     /// Parked deliveries whose time has come, waiting for a lane (served first).
-    private var resuming: Deque<Release> = []
+    @usableFromInline var resuming: Deque<Release> = []
     /// Users with waiting deliveries and nothing blocked, in the order they became ready.
-    private var ready: Deque<String> = []
-    private var waitingTotal = 0
+    @usableFromInline var ready: Deque<String> = []
+    @usableFromInline var waitingTotal = 0
 
     /// `lanes` below 1 is treated as 1.
+    @inlinable
     public init(lanes: Int) {
         self.lanes = max(1, lanes)
     }
 
     /// Deliveries holding a lane (released and not parked).
+    @inlinable
     public var runningCount: Int { blocked.count - parked.count }
     /// Deliveries waiting for their retry (parked, or resumed and waiting for a lane).
+    @inlinable
     public var parkedCount: Int { parked.count }
     /// Deliveries enqueued but not yet released.
+    @inlinable
     public var waitingCount: Int { waitingTotal }
     /// Nothing in flight, parked or waiting.
+    @inlinable
     public var isIdle: Bool { blocked.isEmpty && waitingTotal == 0 }
     /// Whether `user` has a delivery in flight or parked.
+    @inlinable
     public func isRunning(user: String) -> Bool { blocked[user] != nil }
 
     /// Adds a delivery for `user`; returns the deliveries that may start now (this one, or
     /// nothing when it must wait).
+    @inlinable
     public mutating func enqueue(_ item: Item, user: String) -> [Release] {
         var released: [Release] = []
         enqueue(item, user: user, into: &released)
@@ -71,6 +92,7 @@ public struct PerUserScheduler<Item> {
     }
 
     /// Adds a delivery for `user`, appending what may start now to `released`.
+    @inlinable
     public mutating func enqueue(_ item: Item, user: String, into released: inout [Release]) {
         let sequence = nextSequence
         nextSequence += 1
@@ -92,6 +114,7 @@ public struct PerUserScheduler<Item> {
     /// that may start now. Throws ``SchedulerError`` when the ticket is not its user's blocked
     /// one (completed twice, or never released): a bug in the caller, reported instead of
     /// corrupting order.
+    @inlinable
     public mutating func complete(_ ticket: Ticket) throws(SchedulerError) -> [Release] {
         var released: [Release] = []
         try complete(ticket, into: &released)
@@ -99,6 +122,7 @@ public struct PerUserScheduler<Item> {
     }
 
     /// ``complete(_:)``, appending what may start now to `released`.
+    @inlinable
     public mutating func complete(_ ticket: Ticket, into released: inout [Release]) throws(SchedulerError) {
         guard blocked[ticket.user] == ticket.sequence else {
             throw SchedulerError(code: .notInFlight, ticket: ticket.description)
@@ -114,6 +138,7 @@ public struct PerUserScheduler<Item> {
 
     /// The in-flight delivery of `ticket` waits for a retry: its lane is given to others, its
     /// user stays blocked. Returns the deliveries that may start now.
+    @inlinable
     public mutating func park(_ ticket: Ticket) throws(SchedulerError) -> [Release] {
         guard blocked[ticket.user] == ticket.sequence, !parked.contains(ticket.user) else {
             throw SchedulerError(code: .notInFlight, ticket: ticket.description)
@@ -126,6 +151,7 @@ public struct PerUserScheduler<Item> {
 
     /// The parked delivery of `ticket` may be sent again: released now (same ticket) if a lane
     /// is free, else ahead of every waiting user when one frees.
+    @inlinable
     public mutating func resume(_ ticket: Ticket, item: Item) throws(SchedulerError) -> [Release] {
         guard blocked[ticket.user] == ticket.sequence, parked.contains(ticket.user),
             !resuming.contains(where: { $0.ticket == ticket })
@@ -138,7 +164,8 @@ public struct PerUserScheduler<Item> {
         return released
     }
 
-    private mutating func fillLanes(into released: inout [Release]) {
+    @inlinable
+    mutating func fillLanes(into released: inout [Release]) {
         while runningCount < lanes, let release = resuming.popFirst() {
             parked.remove(release.ticket.user)
             released.append(release)

@@ -12,6 +12,12 @@ public struct SchedulerError: Error, Sendable, Hashable, CustomStringConvertible
     public var code: Code
     public var ticket: String
 
+    @inlinable
+    public init(code: Code, ticket: String) {
+        self.code = code
+        self.ticket = ticket
+    }
+
     public var description: String { "\(code): ticket \(ticket) is not in flight" }
     public var debugDescription: String { "SchedulerError(code: \(code), ticket: \(ticket))" }
 }

@@ -60,6 +60,11 @@ public struct PayloadBuilder: Sendable {
         let expiration = metadata.timeToLiveSeconds.map { Int(now.timeIntervalSince1970.rounded(.down)) + $0 }
         switch (target.platform, profile) {
         case (.ios, .legacy):
+            let options = APNsRequestOptions(pushType: .alert, priority: metadata.priority == .high ? 10 : 5, expiration: expiration, collapseId: deliveryKey.rawValue)
+            let fast = LegacyPayloadWriter.ios(body: notification.body, event: event, userId: target.userId)
+            if fast.countedSize <= limits.apnsMaxBytes {
+                return PushPayload(platform: .ios, profile: .legacy, body: fast.bytes, apns: options, deliveryKey: deliveryKey, wasShortened: false)
+            }
             let (json, shortened) = try fit(notification.body, limit: limits.apnsMaxBytes, event: event, platform: .ios) { body in
                 let aps = JSONValue.object([
                     "alert": .string(body),
@@ -70,10 +75,16 @@ public struct PayloadBuilder: Sendable {
                 let json = JSONValue.object(["aps": aps])
                 return (json, json.serializedByteCount)
             }
-            let options = APNsRequestOptions(pushType: .alert, priority: metadata.priority == .high ? 10 : 5, expiration: expiration, collapseId: deliveryKey.rawValue)
             return PushPayload(platform: .ios, profile: .legacy, json: json, apns: options, deliveryKey: deliveryKey, wasShortened: shortened)
 
         case (.android, .legacy):
+            let fast = LegacyPayloadWriter.android(
+                body: notification.body, event: event, userId: target.userId, token: target.token,
+                android: androidOptions(metadata: metadata, deliveryKey: deliveryKey, silent: false)
+            )
+            if fast.countedSize <= limits.fcmMaxBytes {
+                return PushPayload(platform: .android, profile: .legacy, body: fast.bytes, apns: nil, deliveryKey: deliveryKey, wasShortened: false)
+            }
             let params = JSONValue.array(event.params.map { .object(["name": .string($0.name), "value": .string($0.value)]) }).serializedString()
             let (json, shortened) = try fit(notification.body, limit: limits.fcmMaxBytes, event: event, platform: .android) { body in
                 let data = JSONValue.object([
@@ -164,13 +175,22 @@ public struct PayloadBuilder: Sendable {
         token: String, data: JSONValue, notification: JSONValue?, metadata: EventMetadata, deliveryKey: DeliveryKey,
         soundInNotification: Bool, silent: Bool = false
     ) -> JSONValue {
-        var android: [String: JSONValue] = ["priority": .string(metadata.priority == .high && !silent ? "HIGH" : "NORMAL")]
-        if let ttl = metadata.timeToLiveSeconds { android["ttl"] = .string("\(ttl)s") }
-        if fcmCollapseKey { android["collapse_key"] = .string(deliveryKey.rawValue) }
+        var android: [String: JSONValue] = [:]
+        for (key, value) in androidOptions(metadata: metadata, deliveryKey: deliveryKey, silent: silent) { android[key] = .string(value) }
         if soundInNotification, let sound = metadata.sound { android["notification"] = .object(["sound": .string(sound)]) }
         var message: [String: JSONValue] = ["token": .string(token), "data": data, "android": .object(android)]
         if let notification { message["notification"] = notification }
         return .object(["message": .object(message)])
+    }
+
+    /// The string members of FCM's `android` object, in key order: `collapse_key` (with
+    /// ``fcmCollapseKey``), `priority`, `ttl` (when the event has one).
+    private func androidOptions(metadata: EventMetadata, deliveryKey: DeliveryKey, silent: Bool) -> [(key: String, value: String)] {
+        var options: [(key: String, value: String)] = []
+        if fcmCollapseKey { options.append(("collapse_key", deliveryKey.rawValue)) }
+        options.append(("priority", metadata.priority == .high && !silent ? "HIGH" : "NORMAL"))
+        if let ttl = metadata.timeToLiveSeconds { options.append(("ttl", "\(ttl)s")) }
+        return options
     }
 
     private func tooLarge(_ event: Event, _ platform: Platform, _ size: Int, _ limit: Int) -> PayloadError {

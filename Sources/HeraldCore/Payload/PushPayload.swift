@@ -6,21 +6,46 @@ public struct PushPayload: Sendable, Hashable {
     /// The request body: for APNs the notification JSON; for FCM the HTTP v1 body
     /// `{"message":{…,"token":…}}`. Canonical JSON (sorted keys), valid UTF-8.
     public var body: [UInt8]
-    /// The same body as a value (for logs with tokens removed, and `herald preview`).
-    public var json: JSONValue
     /// APNs headers; `nil` for FCM.
     public var apns: APNsRequestOptions?
     public var deliveryKey: DeliveryKey
     /// Whether the body text was shortened to fit the provider's limit.
     public var wasShortened: Bool
 
-    public init(platform: Platform, profile: PayloadProfile, json: JSONValue, apns: APNsRequestOptions?, deliveryKey: DeliveryKey, wasShortened: Bool) {
+    public init(platform: Platform, profile: PayloadProfile, body: [UInt8], apns: APNsRequestOptions?, deliveryKey: DeliveryKey, wasShortened: Bool) {
         self.platform = platform
         self.profile = profile
-        self.json = json
-        self.body = json.serialized()
+        self.body = body
         self.apns = apns
         self.deliveryKey = deliveryKey
         self.wasShortened = wasShortened
+    }
+
+    /// The payload whose body is `json`, serialized canonically.
+    public init(platform: Platform, profile: PayloadProfile, json: JSONValue, apns: APNsRequestOptions?, deliveryKey: DeliveryKey, wasShortened: Bool) {
+        self.init(platform: platform, profile: profile, body: json.serialized(), apns: apns, deliveryKey: deliveryKey, wasShortened: wasShortened)
+    }
+
+    /// What the notification log keeps of the body: the body itself, less the FCM
+    /// registration token (the last member of `message` in the canonical form), because the log
+    /// keeps no device tokens; a resend puts the device's current token back.
+    public var loggedBody: [UInt8] {
+        guard platform == .android else { return body }
+        let marker = Array(#","token":""#.utf8)
+        guard body.count > marker.count + 2, body.suffix(2) == [UInt8(ascii: "}"), UInt8(ascii: "}")] else { return body }
+        var start = body.count - 2 - marker.count
+        while start >= 0 {
+            if body[start] == marker[0], body[start..<(start + marker.count)].elementsEqual(marker) {
+                return Array(body[..<start]) + [UInt8(ascii: "}"), UInt8(ascii: "}")]
+            }
+            start -= 1
+        }
+        return body
+    }
+
+    /// The body as a value, parsed on demand (for `herald preview` and logs; the hot path never
+    /// needs it).
+    public var json: JSONValue {
+        (try? JSONValue(parsing: body, maxDepth: 64)) ?? .null
     }
 }

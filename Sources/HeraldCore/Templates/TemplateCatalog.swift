@@ -29,6 +29,9 @@ public struct TemplateCatalog: Sendable {
 
     public let defaultCulture: String
     private let entries: [Key: Compiled]
+    /// Lookups already made, by the strings as given (no case folding, no fallback chain):
+    /// the hot path renders the same few (event, culture, platform) over and over.
+    let memo = Memo()
     private let metadataByEvent: [String: EventMetadata]
     /// Every text that failed to compile, with its event, culture and platform.
     public let problems: [TemplateError]
@@ -96,6 +99,14 @@ public struct TemplateCatalog: Sendable {
     }
 
     private func resolve(eventId: String, culture: String, platform: Platform) throws(TemplateError) -> Compiled {
+        let key = Memo.Lookup(eventId: eventId, culture: culture, platform: platform)
+        if let hit = memo.resolved(key) { return try hit.get() }
+        let result = Result { () throws(TemplateError) in try resolveUncached(eventId: eventId, culture: culture, platform: platform) }
+        memo.store(key, result)
+        return try result.get()
+    }
+
+    private func resolveUncached(eventId: String, culture: String, platform: Platform) throws(TemplateError) -> Compiled {
         let chain = fallbackChain(for: culture)
         for candidate in chain {
             if let entry = entries[Key(eventId: eventId, culture: candidate, platform: platform)] { return entry }

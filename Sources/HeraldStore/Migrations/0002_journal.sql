@@ -27,20 +27,22 @@ CREATE INDEX messages_received_at ON messages USING brin (received_at) WITH (aut
 -- One row per delivery whose outcome is known: written once, when the provider answered for
 -- good (sent, token dead, failed), or when a send is first retried (state 'pending', updated
 -- later). Also the device's notification log, by position (seed 002): the payload of a sent
--- delivery is the exact body sent.
+-- delivery is the body sent, less the FCM registration token.
 CREATE TABLE journal (
+    -- Fixed-width columns first, widest first: no alignment padding between them.
     device_ref  bigint NOT NULL,
     position    bigint NOT NULL,
     message_id  bigint NOT NULL,
+    recorded_at timestamptz NOT NULL DEFAULT now(),
+    attempts    integer NOT NULL,
     -- The addressed user ('0' for a broadcast), as in the delivery key.
     user_id     text COLLATE "C" NOT NULL,
     event_id    text,
     state       text NOT NULL CHECK (state IN ('pending', 'sent', 'token_dead', 'failed')),
-    attempts    integer NOT NULL,
-    recorded_at timestamptz NOT NULL DEFAULT now(),
     -- The provider's id for the notification (apns-id, FCM message name), when it gave one.
     provider_id text,
     last_error  text,
+    -- What was sent, less the FCM registration token (the log keeps no device tokens).
     payload     text,
     -- The delivery key of a row migrated from version 1 whose message is unknown; NULL for
     -- every other row, whose key is derived from its message's key_text, device and user.

@@ -137,9 +137,9 @@ final class DeliveryEngine: Sendable {
                 logger.debug("In-doubt delivery found recorded", metadata: metadata(delivery, ["herald.state": "\(recordedState)"]))
                 state.finishedWithoutRecord.append(delivery)
             }
-        case .recorded(let entries, let durable):
+        case .recorded(let batch, let durable):
             state.recordsInFlight -= 1
-            let terminal = entries.filter(\.isTerminal).map(\.delivery)
+            let terminal = batch.terminalDeliveries
             busy.subtract(terminal.count, ordering: .relaxed)
             if durable {
                 acknowledger.ack(tracker.finish(terminal))
@@ -220,18 +220,17 @@ final class DeliveryEngine: Sendable {
         let record = DeliveryRecord(
             deviceRef: delivery.deviceRef, position: delivery.position, messageId: delivery.context.journalId,
             userId: delivery.recipient.addressedUserId, eventId: delivery.context.event.id, state: deliveryState, attempts: delivery.attempts,
-            lastError: lastError, payload: deliveryState == .sent ? delivery.payload?.body : nil,
+            lastError: lastError, payload: deliveryState == .sent ? delivery.payload?.loggedBody : nil,
             token: deliveryState == .tokenDead ? delivery.recipient.subscription.token : nil, completesPendingRow: delivery.hasPendingRow
         )
         if deliveryState == .pending { delivery.hasPendingRow = true }
         // One row per delivery per statement: a later record replaces one still queued.
-        if delivery.hasPendingRow, let index = state.records.lastIndex(where: { $0.delivery === delivery }) {
-            let replaced = state.records[index]
-            state.records[index] = EngineMailbox.RecordEntry(delivery: delivery, record: record)
-            if replaced.isTerminal { busy.subtract(1, ordering: .relaxed) }
+        if delivery.hasPendingRow, let index = state.records.deliveries.lastIndex(where: { $0 === delivery }) {
+            if state.records.rows[index].state.isTerminal { busy.subtract(1, ordering: .relaxed) }
+            state.records.rows[index] = record
             return
         }
-        state.records.append(EngineMailbox.RecordEntry(delivery: delivery, record: record))
+        state.records.append(delivery, record)
     }
 
     // MARK: Retries and stopping
@@ -388,19 +387,16 @@ final class DeliveryEngine: Sendable {
 
     private func writeRecords(_ state: inout LoopState) {
         while !state.records.isEmpty, state.recordsInFlight < settings.recordConcurrency {
-            let count = min(settings.recordBatchSize, state.records.count)
-            let entries = Array(state.records.prefix(count))
-            state.records.removeFirst(count)
+            let batch = state.records.take(settings.recordBatchSize)
             state.recordsInFlight += 1
             let journal = self.journal, retry = self.retry, mailbox = self.mailbox
             Task {
-                let records = entries.map(\.record)
                 // Outcomes already sent must be written even during a graceful stop; only an
                 // abort gives up.
                 let durable = await retry.run("DeliveryJournal.record", giveUp: { $0.isAborted }) { () async throws(StoreError) in
-                    try await journal.record(records)
+                    try await journal.record(batch.rows)
                 } != nil
-                mailbox.post(.recorded(entries, durable))
+                mailbox.post(.recorded(batch, durable))
             }
         }
     }
@@ -424,7 +420,7 @@ final class DeliveryEngine: Sendable {
 private struct LoopState {
     var scheduler: PerUserScheduler<Delivery>
     var parked = ParkedDeliveries()
-    var records: [EngineMailbox.RecordEntry] = []
+    var records = RecordBatch()
     var recordsInFlight = 0
     var reconciledToSend: [Delivery] = []
     var finishedWithoutRecord: [Delivery] = []

@@ -16,7 +16,7 @@ final class EngineMailbox: Sendable {
         /// What an in-doubt delivery turned out to be before it was sent again.
         case reconciled(Delivery, InDoubtAnswer)
         /// A record write ended (true: durable; false: given up, the worker is aborting).
-        case recorded([RecordEntry], Bool)
+        case recorded(RecordBatch, Bool)
         /// Something to look at: a retry may be due, or the worker is stopping.
         case wake
     }
@@ -29,13 +29,6 @@ final class EngineMailbox: Sendable {
         case delivered
         /// Nobody knows: send it again with the same collapse id.
         case send
-    }
-
-    /// A record the engine asked to be written, and whether it is the delivery's last.
-    struct RecordEntry: Sendable {
-        let delivery: Delivery
-        let record: DeliveryRecord
-        var isTerminal: Bool { record.state.isTerminal }
     }
 
     private struct State {

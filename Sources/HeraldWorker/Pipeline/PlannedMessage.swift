@@ -3,8 +3,8 @@ import HeraldCore
 import HeraldStore
 
 /// A decoded message whose recipients are selected and whose texts are rendered: what the
-/// ``ClaimStage`` claims.
-struct PlannedMessage: Sendable {
+/// ``ClaimStage`` claims. A class: it is passed along and iterated, never changed.
+final class PlannedMessage: Sendable {
     let message: TrackedMessage
     let event: Event
     let metadata: EventMetadata
@@ -16,4 +16,18 @@ struct PlannedMessage: Sendable {
     /// The recipients, and the text rendered for each (same order).
     let recipients: [Recipient]
     let rendered: [RenderedNotification]
+
+    init(
+        message: TrackedMessage, event: Event, metadata: EventMetadata, key: MessageKey, dropsRepeats: Bool, publishedAt: Date?,
+        recipients: [Recipient], rendered: [RenderedNotification]
+    ) {
+        self.message = message
+        self.event = event
+        self.metadata = metadata
+        self.key = key
+        self.dropsRepeats = dropsRepeats
+        self.publishedAt = publishedAt
+        self.recipients = recipients
+        self.rendered = rendered
+    }
 }
