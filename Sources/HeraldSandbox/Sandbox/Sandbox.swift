@@ -52,7 +52,7 @@ public enum Sandbox {
                 host: configuration.host, port: port, tls: tls, maxConcurrentStreams: configuration.maxConcurrentStreams, resetFrameLimit: 10_000_000
             )
             do {
-                return try await HTTP2Server.start(configuration: server, logger: logger) { request in await router.route(name, request) }
+                return try await HTTP2Server.start(configuration: server, logger: logger, responder: { request in router.route(name, request) })
             } catch {
                 throw SandboxError(.cannotListen, detail: "cannot listen on \(configuration.host):\(port) for \(name): \(error)")
             }
