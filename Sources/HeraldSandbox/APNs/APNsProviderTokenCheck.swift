@@ -69,10 +69,8 @@ final class APNsProviderTokenCheck: Sendable {
 
     /// Checks `authorization` for a request on `connectionID`, from the cached verdicts.
     func check(authorization: String?, connectionID: Int, now: Date) -> Result {
-        guard let authorization, !authorization.isEmpty else { return .rejected(APNsRejection(403, "MissingProviderToken")) }
-        let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .rejected(APNsRejection(403, "MissingProviderToken")) }
-        let token = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        guard let authorization, let bearer = Self.bearerToken(authorization) else { return .rejected(APNsRejection(403, "MissingProviderToken")) }
+        let token = String(bearer)
 
         return state.withLock { state -> Result in
             func refused(_ rejection: APNsRejection) -> Result {
@@ -103,6 +101,21 @@ final class APNsProviderTokenCheck: Sendable {
             state.connections[connectionID] = connection
             return .accepted
         }
+    }
+
+    /// The token of `bearer <token>` (the scheme in any case, blanks around the token ignored),
+    /// or nil. Byte by byte: this runs for every request.
+    static func bearerToken(_ authorization: String) -> Substring? {
+        let utf8 = authorization.utf8
+        guard let space = utf8.firstIndex(of: UInt8(ascii: " ")), utf8.distance(from: utf8.startIndex, to: space) == 6,
+            ServerRequest.sameName(String(authorization[..<space]), "bearer")
+        else { return nil }
+        func isBlank(_ byte: UInt8) -> Bool { byte == 32 || byte == 9 }
+        var start = utf8.index(after: space)
+        var end = utf8.endIndex
+        while start < end, isBlank(utf8[start]) { start = utf8.index(after: start) }
+        while end > start, isBlank(utf8[utf8.index(before: end)]) { end = utf8.index(before: end) }
+        return start < end ? authorization[start..<end] : nil
     }
 
     struct Claims: JWTPayload {

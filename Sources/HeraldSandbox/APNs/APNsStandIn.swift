@@ -40,6 +40,9 @@ public final class APNsStandIn: Sendable {
     private let recorder: SandboxRecorder
     private let clock: @Sendable () -> Date
 
+    /// Headers APNs refuses to see twice (`DuplicateHeaders`).
+    static let singleHeaders = ["authorization", "apns-topic", "apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id"]
+
     static let pushTypes: Set<String> = [
         "alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity", "pushtotalk", "widgets", "controls",
     ]
@@ -122,8 +125,11 @@ public final class APNsStandIn: Sendable {
         guard request.method == "POST" else { return .rejected(APNsRejection(405, "MethodNotAllowed")) }
         guard let deviceToken else { return .rejected(APNsRejection(404, "BadPath")) }
         guard !deviceToken.isEmpty else { return .rejected(APNsRejection(400, "MissingDeviceToken")) }
-        for name in ["authorization", "apns-topic", "apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id"] {
-            if request.headerValues(name).count > 1 { return .rejected(APNsRejection(400, "DuplicateHeaders")) }
+        var seen = 0
+        for field in request.headers {
+            guard let index = Self.singleHeaders.firstIndex(where: { ServerRequest.sameName($0, field.name) }) else { continue }
+            guard seen & (1 << index) == 0 else { return .rejected(APNsRejection(400, "DuplicateHeaders")) }
+            seen |= 1 << index
         }
         let topic: String
         if let certificateTopic = Self.certificateTopic(request) {
@@ -207,9 +213,12 @@ public final class APNsStandIn: Sendable {
     static func deviceToken(in path: String) -> String? {
         let prefix = "/3/device/"
         guard path.hasPrefix(prefix) else { return path == "/3/device" ? "" : nil }
-        var token = String(path.dropFirst(prefix.count))
-        if let query = token.firstIndex(of: "?") { token = String(token[..<query]) }
-        return token.removingPercentEncoding ?? token
+        var token = path.utf8.dropFirst(prefix.utf8.count)
+        if let query = token.firstIndex(of: UInt8(ascii: "?")) { token = token[..<query] }
+        let text = String(Substring(token))
+        // Percent-decoding only when there is something to decode (hex tokens never do).
+        guard token.contains(UInt8(ascii: "%")) else { return text }
+        return text.removingPercentEncoding ?? text
     }
 
     static func recordedHeaders(_ request: ServerRequest) -> [String: String] {
