@@ -13,7 +13,8 @@
 #
 # Environment: HERALD (the binary; default .build/release/herald), N (requests per run),
 # CONNECTIONS (h2load -c), STREAMS (h2load -m, streams per connection), DELAY (the sandbox's
-# --response-delay), RUNS (runs per case; the median is printed).
+# --response-delay), RUNS (runs per case; the median is printed), PROFILE (a folder: the first
+# run of each route is also recorded with `perf record -g` into PROFILE/<route>.perf).
 set -euo pipefail
 
 HERALD=${HERALD:-.build/release/herald}
@@ -96,6 +97,13 @@ measure() {  # case name; prints "rate cpu_us_per_request 2xx"
     local name=$1 before after
     before=$(cpu)
     local started; started=$(date +%s.%N)
+    local perf_pid=
+    if [ -n "${PROFILE:-}" ] && [ ! -f "$PROFILE/$name.perf" ]; then
+        mkdir -p "$PROFILE"
+        perf record -F 999 -g -p "$sandbox_pid" -o "$PROFILE/$name.perf" >/dev/null 2>&1 &
+        perf_pid=$!
+        sleep 0.5
+    fi
     case $name in
         apns) apns_load >"$dir/$name.out" ;;
         fcm) fcm_load >"$dir/$name.out" ;;
@@ -103,6 +111,7 @@ measure() {  # case name; prints "rate cpu_us_per_request 2xx"
     esac
     local ended; ended=$(date +%s.%N)
     after=$(cpu)
+    if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true; fi
     python3 - "$name" "$dir" "$before" "$after" "$ticks" "$started" "$ended" "$N" <<'PY'
 import re, sys
 name, folder, before, after, ticks, started, ended, n = sys.argv[1:]

@@ -46,7 +46,14 @@ struct SenderBenchCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Set the sandbox's response delay first, e.g. 30ms (default: leave it as it is).")
     var responseDelay: String?
 
+    @Option(name: .long, help: "Which providers: both (alternating), ios or android.")
+    var platforms: String = "both"
+
+    @Flag(name: .long, help: "Measure HeraldHTTP alone: the same number of GET requests to the sandbox's APNs port, --in-flight at once, no sender.")
+    var httpOnly = false
+
     func validate() throws {
+        guard ["both", "ios", "android"].contains(platforms) else { throw ValidationError("--platforms must be both, ios or android") }
         guard deliveries >= 1, inFlight >= 1, connections >= 1, batch >= 1, warmUp >= 0 else {
             throw ValidationError("--deliveries, --in-flight, --connections and --batch must be at least 1")
         }
@@ -69,12 +76,17 @@ struct SenderBenchCommand: AsyncParsableCommand {
         let fcm = try FCMSender(configuration: fcmConfiguration)
         let sender = RoutingSender(ios: apns, android: fcm)
         defer { Task { await sender.shutdown() } }
+        if httpOnly {
+            try await runHTTPOnly(manifest: manifest, http: http)
+            return
+        }
 
         if let responseDelay, let delay = Settings.parseDuration(responseDelay) {
             try await manifest.setResponseDelay(delay)
         }
-        let warmUpSet = try Self.deliveries(warmUp, offset: 10_000_000)
-        let measuredSet = try Self.deliveries(deliveries, offset: 0)
+        let only: Platform? = platforms == "ios" ? .ios : platforms == "android" ? .android : nil
+        let warmUpSet = try Self.deliveries(warmUp, offset: 10_000_000, only: only)
+        let measuredSet = try Self.deliveries(deliveries, offset: 0, only: only)
         if !warmUpSet.isEmpty { _ = await Self.submitAll(warmUpSet, to: sender, batch: batch) }
 
         let clientBefore = ProcessCPU.seconds(pid: nil)
@@ -92,7 +104,8 @@ struct SenderBenchCommand: AsyncParsableCommand {
             guard let cpu else { return "n/a" }
             return String(format: "%.1f µs/delivery (%.2f cores)", cpu / Double(deliveries) * 1e6, cpu / elapsed)
         }
-        print("sender-bench: \(deliveries) deliveries (APNs and FCM alternating), in flight ≤ \(inFlight) per sender, \(connections) connection(s) per host, batches of \(batch)")
+        let which = only.map { $0 == .ios ? "APNs only" : "FCM only" } ?? "APNs and FCM alternating"
+        print("sender-bench: \(deliveries) deliveries (\(which)), in flight ≤ \(inFlight) per sender, \(connections) connection(s) per host, batches of \(batch)")
         print(String(format: "  elapsed          %.2f s", elapsed))
         print(String(format: "  deliveries/s     %.0f", Double(deliveries) / elapsed))
         print("  client CPU       \(perDelivery(clientCPU))")
@@ -104,8 +117,37 @@ struct SenderBenchCommand: AsyncParsableCommand {
         }
     }
 
-    /// `count` deliveries, iOS and Android alternating, built by HeraldCore's payload builder.
-    static func deliveries(_ count: Int, offset: Int) throws -> [PushDelivery] {
+    /// HeraldHTTP alone: `deliveries` GET requests (a 404 admin route, no checks, no record),
+    /// `inFlight` at once, through `submit`; what the HTTP client and the server cost without
+    /// a sender.
+    private func runHTTPOnly(manifest: SandboxManifest, http: HTTPClientConfiguration) async throws {
+        let client = try HTTPClient(configuration: http)
+        defer { Task { await client.shutdown() } }
+        let request = HTTPClientRequest(url: manifest.apnsURL + "/_sandbox/bench")
+        func run(_ count: Int) async {
+            let window = HTTPWindow(total: count, client: client, request: request)
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                window.start(inFlight: inFlight) { continuation.resume() }
+            }
+        }
+        await run(min(warmUp, deliveries))
+        let clientBefore = ProcessCPU.seconds(pid: nil)
+        let sandboxBefore = manifest.pid.flatMap { ProcessCPU.seconds(pid: $0) }
+        let clock = ContinuousClock()
+        let started = clock.now
+        await run(deliveries)
+        let elapsed = (clock.now - started).seconds
+        let clientCPU = ProcessCPU.seconds(pid: nil).map { $0 - (clientBefore ?? 0) }
+        let sandboxCPU = manifest.pid.flatMap { ProcessCPU.seconds(pid: $0) }.map { $0 - (sandboxBefore ?? 0) }
+        print("sender-bench --http-only: \(deliveries) GET requests, \(inFlight) in flight, \(connections) connection(s)")
+        print(String(format: "  requests/s       %.0f", Double(deliveries) / elapsed))
+        if let clientCPU { print(String(format: "  client CPU       %.1f µs/request (%.2f cores)", clientCPU / Double(deliveries) * 1e6, clientCPU / elapsed)) }
+        if let sandboxCPU { print(String(format: "  sandbox CPU      %.1f µs/request (%.2f cores)", sandboxCPU / Double(deliveries) * 1e6, sandboxCPU / elapsed)) }
+    }
+
+    /// `count` deliveries, iOS and Android alternating (or one platform), built by HeraldCore's
+    /// payload builder.
+    static func deliveries(_ count: Int, offset: Int, only: Platform? = nil) throws -> [PushDelivery] {
         let event = Event(
             id: "TransferIssued", type: .message, dateTime: EventTimestamp(date: Date()),
             params: [EventParameter(name: "Amount", value: "100.00"), EventParameter(name: "Currency", value: "RUB")]
@@ -115,7 +157,7 @@ struct SenderBenchCommand: AsyncParsableCommand {
         let now = Date()
         return try (0..<count).map { index in
             let n = index + offset
-            let platform: Platform = index.isMultiple(of: 2) ? .ios : .android
+            let platform: Platform = only ?? (index.isMultiple(of: 2) ? .ios : .android)
             let hex = String(n, radix: 16)
             let token = platform == .ios ? String(repeating: "0", count: 64 - hex.count) + hex : "bench-device:\(n)"
             let target = PushTarget(platform: platform, token: token, userId: "user-\(n)")
@@ -142,6 +184,43 @@ struct SenderBenchCommand: AsyncParsableCommand {
             }
         }
         return counter.tally
+    }
+}
+
+/// Keeps `inFlight` requests going until `total` have completed; the next request starts from
+/// the completion of the last, on the client's driver thread.
+private final class HTTPWindow: Sendable {
+    private let remaining: Mutex<(toStart: Int, toFinish: Int)>
+    private let client: HTTPClient
+    private let request: HTTPClientRequest
+    private let done = Mutex<(@Sendable () -> Void)?>(nil)
+
+    init(total: Int, client: HTTPClient, request: HTTPClientRequest) {
+        self.remaining = Mutex((total, total))
+        self.client = client
+        self.request = request
+    }
+
+    func start(inFlight: Int, done: @escaping @Sendable () -> Void) {
+        guard remaining.withLock({ $0.toStart }) > 0 else { return done() }
+        self.done.withLock { $0 = done }
+        for _ in 0..<inFlight { next() }
+    }
+
+    private func next() {
+        let go = remaining.withLock { state -> Bool in
+            guard state.toStart > 0 else { return false }
+            state.toStart -= 1
+            return true
+        }
+        guard go else { return }
+        client.submit(request) { [self] _ in
+            let finished = remaining.withLock { state -> Bool in
+                state.toFinish -= 1
+                return state.toFinish == 0
+            }
+            if finished { done.withLock { $0 }?() } else { next() }
+        }
     }
 }
 
