@@ -104,6 +104,11 @@ final class ServerConnection: Sendable {
         var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
         streamConfiguration.targetWindowSize = 1 << 20
         streamConfiguration.streamResetFrameRateLimit.maximumCount = settings.resetFrameLimit
+        do {
+            try channel.pipeline.syncOperations.addHandler(WriteCoalescingHandler())
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
         return channel.configureHTTP2Pipeline(
             mode: .server,
             connectionConfiguration: connectionConfiguration,
