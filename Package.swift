@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
@@ -79,7 +80,10 @@ let package = Package(
         ),
         .target(
             name: "HeraldHTTP",
-            dependencies: ["CCurl", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CCurl", .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: strict
         ),
 
@@ -93,6 +97,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict
         ),
@@ -171,6 +177,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strict
         ),
@@ -198,18 +205,22 @@ let package = Package(
         .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTesting"], swiftSettings: strict),
         .testTarget(
             name: "HeraldHTTPTests",
-            dependencies: ["HeraldHTTP", "HeraldSandbox", "HeraldTesting"],
+            dependencies: ["HeraldHTTP", "HeraldSandbox", "HeraldTesting", .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HeraldDeliveryTests",
-            dependencies: ["HeraldDelivery", "HeraldSandbox", "HeraldTesting", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "HeraldDelivery", "HeraldSandbox", "HeraldTesting", .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HeraldSandboxTests",
             dependencies: [
                 "HeraldSandbox", "HeraldHTTP", "HeraldTesting",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -234,6 +245,7 @@ let package = Package(
             name: "HeraldWorkerTests",
             dependencies: [
                 "HeraldWorker", "HeraldTesting", "HeraldSandbox", "HeraldHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 // The crash and drain tests run the built `herald` binary.
                 "herald",
                 .product(name: "Logging", package: "swift-log"),

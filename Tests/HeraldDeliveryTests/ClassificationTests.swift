@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 @testable import HeraldDelivery
 import HeraldHTTP
@@ -24,7 +25,7 @@ import Testing
         (502, "<html>bad gateway</html>", .retryAfter(nil, reason: "status 502")),
     ])
     func apnsAnswers(status: Int, json: String, expected: DeliveryOutcome) {
-        #expect(APNsResponseClassifier.outcome(status: status, body: Self.body(json), headers: [:]) == expected)
+        #expect(APNsResponseClassifier.outcome(status: status, body: Self.body(json), headerFields: [:]) == expected)
     }
 
     @Test(arguments: [
@@ -42,12 +43,12 @@ import Testing
     func fcmAnswers(status: Int, errorCode: String?, canonical: String, expected: DeliveryOutcome) {
         let details = errorCode.map { #","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"\#($0)"}]"# } ?? ""
         let json = #"{"error":{"code":\#(status),"message":"m","status":"\#(canonical)"\#(details)}}"#
-        #expect(FCMResponseClassifier.outcome(status: status, body: Self.body(json), headers: [:]) == expected)
+        #expect(FCMResponseClassifier.outcome(status: status, body: Self.body(json), headerFields: [:]) == expected)
     }
 
     @Test func retryAfterIsHonouredInSecondsAndAsADate() {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
-        #expect(FCMResponseClassifier.outcome(status: 429, body: [], headers: ["retry-after": "30"], now: now) == .retryAfter(.seconds(30), reason: "status 429"))
+        #expect(FCMResponseClassifier.outcome(status: 429, body: [], headerFields: [.retryAfter: "30"], now: now) == .retryAfter(.seconds(30), reason: "status 429"))
         let date = "Tue, 14 Nov 2023 22:14:20 GMT"  // now + 60 s
         #expect(RetryAfterHeader.parse(date, now: now) == .seconds(60))
         #expect(RetryAfterHeader.parse("soon", now: now) == nil)

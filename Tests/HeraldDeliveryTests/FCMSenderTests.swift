@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldDelivery
 import HeraldSandbox

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 @testable import HeraldDelivery
+import Synchronization
 import Testing
 
 @Suite struct TokenProviderTests {
@@ -67,6 +68,22 @@ import Testing
         // A stale token (not the current one) invalidates nothing.
         #expect(await provider.invalidate(first) == false)
     }
+
+    /// The cached token is read without a hop and agrees with the actor: none before the first
+    /// `token()`, the same token after, none once it is invalidated or too old.
+    @Test func theCachedTokenFollowsTheProvider() async throws {
+        let clock = ManualClock()
+        let provider = APNsTokenProvider(key: Self.key, clock: clock)
+        #expect(provider.cachedToken() == nil)
+        let token = try await provider.token()
+        #expect(provider.cachedToken() == token)
+        clock.advance(by: 51 * 60)
+        #expect(provider.cachedToken() == nil, "older than the refresh interval")
+        let fresh = try await provider.token()
+        #expect(provider.cachedToken() == fresh)
+        #expect(await provider.invalidate(fresh))
+        #expect(provider.cachedToken() == nil)
+    }
 }
 
 @Suite struct InFlightGateTests {
@@ -99,6 +116,39 @@ import Testing
         #expect(gate.waiting == 0)
         gate.release()
         #expect(gate.inUse == 0)
+    }
+
+    /// Work handed to `acquire(_:)` runs in order, never more than the limit at once; work that
+    /// gives its permit back at once does not nest (100,000 of them would overflow the stack).
+    @Test func closuresRunInOrderWithinTheLimit() {
+        let gate = InFlightGate(limit: 3, warmUpPermits: 3)
+        let started = Mutex<[Int]>([])
+        for n in 0..<5 { gate.acquire { started.withLock { $0.append(n) } } }
+        #expect(started.withLock { $0 } == [0, 1, 2])
+        #expect(gate.inUse == 3 && gate.waiting == 2)
+        gate.release()
+        #expect(started.withLock { $0 } == [0, 1, 2, 3])
+        gate.release()
+        gate.release()
+        #expect(started.withLock { $0 } == [0, 1, 2, 3, 4])
+        #expect(gate.inUse == 2)
+        gate.release()
+        gate.release()
+        #expect(gate.inUse == 0)
+
+        let ran = Mutex(0)
+        let blocked = InFlightGate(limit: 1)
+        blocked.acquire {}  // holds the only permit
+        for _ in 0..<100_000 {
+            blocked.acquire {
+                ran.withLock { $0 += 1 }
+                blocked.release()
+            }
+        }
+        #expect(ran.withLock { $0 } == 0)
+        blocked.release()
+        #expect(ran.withLock { $0 } == 100_000)
+        #expect(blocked.inUse == 0 && blocked.waiting == 0)
     }
 
     @Test func concurrencyNeverExceedsTheLimit() async {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldHTTP
 import HeraldSandbox
 import Testing
@@ -12,9 +13,9 @@ struct HTTPClientLifecycleTests {
         let arrivals = ArrivalCounter()
         try await withServer(tls: fixture, handler: TestRoutes.handler(arrivals: arrivals)) { server in
             try await withClient(trustingConfiguration(fixture)) { client in
-                #expect(try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello")).status == 200)
+                #expect(try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello")).status == 200)
                 let task = Task {
-                    try await client.execute(HTTPRequest(url: "\(server.baseURL)/sleep?ms=20000"))
+                    try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/sleep?ms=20000"))
                 }
                 #expect(await eventually { arrivals.value == 2 }, "the request never reached the server")
                 #expect(server.ledger.snapshot().connections.first?.openStreams == 1)
@@ -32,7 +33,7 @@ struct HTTPClientLifecycleTests {
                 // The connection is still good for more work, and by the time it has carried
                 // another request the cancelled stream is reset (libcurl 7.88 queues the
                 // RST_STREAM it submits on removal and sends it with the connection's next write).
-                let response = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                let response = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello"))
                 #expect(response.status == 200)
                 #expect(await eventually { server.ledger.snapshot().connections.first?.openStreams == 0 }, "the cancelled stream was never reset")
                 #expect(server.ledger.snapshot().connectionCount == 1)
@@ -47,7 +48,7 @@ struct HTTPClientLifecycleTests {
             try await withClient(HTTPClientConfiguration(httpVersion: .http2PriorKnowledge)) { client in
                 let task = Task {
                     withUnsafeCurrentTask { $0?.cancel() }
-                    return try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                    return try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello"))
                 }
                 await #expect(throws: CancellationError.self) { try await task.value }
                 try await Task.sleep(for: .milliseconds(100))
@@ -65,7 +66,7 @@ struct HTTPClientLifecycleTests {
         try await withServer(tls: fixture, handler: TestRoutes.handler(arrivals: arrivals)) { server in
             let client = try HTTPClient(configuration: trustingConfiguration(fixture))
             let tasks = (0..<5).map { _ in
-                Task { try await client.execute(HTTPRequest(url: "\(server.baseURL)/sleep?ms=20000")) }
+                Task { try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/sleep?ms=20000")) }
             }
             #expect(await eventually { arrivals.value == 5 })
 
@@ -82,7 +83,7 @@ struct HTTPClientLifecycleTests {
                 }
             }
             await expectHTTPError(.shutdown) {
-                _ = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                _ = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello"))
             }
             await client.shutdown()  // idempotent
             #expect(client.statistics.inFlight == 0)
@@ -96,13 +97,13 @@ struct HTTPClientLifecycleTests {
         defer { fixture.cleanup() }
         try await withServer(tls: fixture) { server in
             try await withClient(trustingConfiguration(fixture)) { client in
-                let before = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                let before = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello"))
                 #expect(before.status == 200)
                 await server.closeAllConnections()
                 #expect(await eventually { server.ledger.snapshot().openConnectionCount == 0 })
-                let after = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                let after = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello"))
                 #expect(after.status == 200)
-                #expect(after.headers["x-connection"] == "2")
+                #expect(after.headerFields["x-connection"] == "2")
                 #expect(client.statistics.connectionsOpened == 2)
                 #expect(server.ledger.snapshot().connectionCount == 2)
             }
@@ -114,7 +115,7 @@ struct HTTPClientLifecycleTests {
         try await withServer(tls: nil) { server in
             do {
                 let client = try HTTPClient(configuration: HTTPClientConfiguration(httpVersion: .http2PriorKnowledge))
-                #expect(try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello")).status == 200)
+                #expect(try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello")).status == 200)
             }
             #expect(await eventually { server.ledger.snapshot().openConnectionCount == 0 }, "the dropped client kept its connection")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldHTTP
 import HeraldSandbox
 import Testing
@@ -15,14 +16,14 @@ struct HTTPClientMultiplexingTests {
                 let url = "\(server.baseURL)/hello"
                 let clock = ContinuousClock()
                 let started = clock.now
-                let statuses = try await withThrowingTaskGroup(of: (Int, HTTPVersion).self) { group in
+                let statuses = try await withThrowingTaskGroup(of: (Int, HTTPClientResponse.Version).self) { group in
                     for _ in 0..<1000 {
                         group.addTask {
-                            let response = try await client.execute(HTTPRequest(url: url))
-                            return (response.status, response.version)
+                            let response = try await client.execute(HTTPClientRequest(url: url))
+                            return (response.status.code, response.version)
                         }
                     }
-                    var results: [(Int, HTTPVersion)] = []
+                    var results: [(Int, HTTPClientResponse.Version)] = []
                     for try await result in group { results.append(result) }
                     return results
                 }
@@ -59,7 +60,7 @@ struct HTTPClientMultiplexingTests {
                 let url = "\(server.baseURL)/sleep?ms=300"
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<200 {
-                        group.addTask { try await client.execute(HTTPRequest(url: url)).status }
+                        group.addTask { try await client.execute(HTTPClientRequest(url: url)).status.code }
                     }
                     for try await status in group { #expect(status == 200) }
                 }
@@ -81,12 +82,12 @@ struct HTTPClientMultiplexingTests {
             try await withClient(configuration) { client in
                 // Streams opened before the server's SETTINGS arrive are not limited by them, so
                 // let one request establish the connection first.
-                let first = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                let first = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello"))
                 #expect(first.status == 200)
                 let url = "\(server.baseURL)/sleep?ms=50"
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<50 {
-                        group.addTask { try await client.execute(HTTPRequest(url: url)).status }
+                        group.addTask { try await client.execute(HTTPClientRequest(url: url)).status.code }
                     }
                     for try await status in group { #expect(status == 200) }
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldHTTP
 import HeraldSandbox
 import HeraldTesting
@@ -20,9 +21,9 @@ struct HTTPClientProxyTests {
                     $0.maxConnectionsPerHost = 1
                 }
                 try await withClient(configuration) { client in
-                    try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
+                    try await withThrowingTaskGroup(of: HTTPClientResponse.self) { group in
                         for _ in 0..<50 {
-                            group.addTask { try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello")) }
+                            group.addTask { try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello")) }
                         }
                         for try await response in group {
                             #expect(response.status == 200)
@@ -57,7 +58,7 @@ struct HTTPClientProxyTests {
                 }
                 try await withClient(configuration) { client in
                     let error = await expectHTTPError(.proxyFailure) {
-                        _ = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                        _ = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello"))
                     }
                     #expect(error?.proxyStatus == 407)
                     #expect(error.map { !"\($0)".contains("wrong") } ?? false, "the description must not show the password")
@@ -84,7 +85,7 @@ struct HTTPClientProxyTests {
             try await withServer(tls: fixture) { server in
                 try await withClient(trustingConfiguration(fixture) { $0.proxy = .init(url: proxy.url) }) { client in
                     let error = await expectHTTPError(.proxyFailure) {
-                        _ = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                        _ = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello"))
                     }
                     #expect(error?.proxyStatus == 407)
                 }
@@ -109,7 +110,7 @@ struct HTTPClientProxyTests {
                     $0.proxy = .init(url: proxy.url, noProxy: ["localhost"])
                 }
                 try await withClient(configuration) { client in
-                    let status = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello")).status
+                    let status = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello")).status
                     #expect(status == 200)
                 }
                 #expect(proxy.statistics.connectRequests == 0)
@@ -132,7 +133,7 @@ struct HTTPClientProxyTests {
         try await withServer(tls: fixture) { server in
             try await withClient(trustingConfiguration(fixture) { $0.proxy = .init(url: deadURL) }) { client in
                 do {
-                    _ = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                    _ = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello"))
                     Issue.record("expected a failure")
                 } catch let error as HTTPClientError {
                     #expect([.couldNotConnect, .proxyFailure].contains(error.code), "\(error.debugDescription)")

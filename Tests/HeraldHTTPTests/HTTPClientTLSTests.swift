@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldHTTP
 import HeraldSandbox
 import Testing
@@ -12,19 +13,19 @@ struct HTTPClientTLSTests {
         try await withServer(tls: fixture) { server in
             try await withClient(HTTPClientConfiguration()) { client in
                 let error = await expectHTTPError(.tlsFailure) {
-                    _ = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                    _ = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello"))
                 }
                 #expect(error?.curlCode == 60)  // CURLE_PEER_FAILED_VERIFICATION
             }
             try await withClient(trustingConfiguration(fixture)) { client in
-                let response = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                let response = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello"))
                 #expect(response.status == 200)
                 #expect(response.version == .http2)
             }
             // CA as PEM bytes instead of a file.
             let pem = Array(fixture.certificate.ca.certificatePEM.utf8)
             try await withClient(HTTPClientConfiguration(tls: .init(caPEM: pem))) { client in
-                let status = try await client.execute(HTTPRequest(url: "https://127.0.0.1:\(server.port)/hello")).status
+                let status = try await client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(server.port)/hello")).status
                 #expect(status == 200)
             }
         }
@@ -37,11 +38,11 @@ struct HTTPClientTLSTests {
         try await withServer(tls: fixture) { server in
             try await withClient(trustingConfiguration(fixture)) { client in
                 await expectHTTPError(.tlsFailure) {
-                    _ = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello"))
+                    _ = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello"))
                 }
             }
             try await withClient(trustingConfiguration(fixture) { $0.tls.verifyHost = false }) { client in
-                let status = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello")).status
+                let status = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello")).status
                 #expect(status == 200)
             }
         }
@@ -66,7 +67,7 @@ struct HTTPClientTLSTests {
             // as a TLS error or as the connection failing on its first send or receive.
             try await withClient(trustingConfiguration(fixture)) { http in
                 do {
-                    _ = try await http.execute(HTTPRequest(url: url))
+                    _ = try await http.execute(HTTPClientRequest(url: url))
                     Issue.record("a request without a client certificate succeeded")
                 } catch let error as HTTPClientError {
                     #expect([.tlsFailure, .sendFailure, .receiveFailure].contains(error.code), "\(error.debugDescription)")
@@ -81,9 +82,9 @@ struct HTTPClientTLSTests {
             ]
             for (name, certificate) in certificates {
                 try await withClient(trustingConfiguration(fixture) { $0.tls.clientCertificate = certificate }) { http in
-                    let response = try await http.execute(HTTPRequest(url: url))
+                    let response = try await http.execute(HTTPClientRequest(url: url))
                     #expect(response.status == 200, "\(name)")
-                    let subject = response.headers["x-client-subject"] ?? ""
+                    let subject = response.headerFields["x-client-subject"] ?? ""
                     #expect(subject.contains("Herald Test Client"), "\(name): \(subject)")
                     #expect(subject.contains("com.example.herald"), "\(name): \(subject)")
                 }
@@ -92,7 +93,7 @@ struct HTTPClientTLSTests {
             // A wrong PKCS#12 password is a TLS (certificate) problem, named as such.
             try await withClient(trustingConfiguration(fixture) { $0.tls.clientCertificate = .pkcs12(file: p12File, password: "wrong") }) { http in
                 await expectHTTPError(.tlsFailure) {
-                    _ = try await http.execute(HTTPRequest(url: url))
+                    _ = try await http.execute(HTTPClientRequest(url: url))
                 }
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldHTTP
 import HeraldSandbox
 import Testing
@@ -12,13 +13,13 @@ struct HTTPClientTimeoutTests {
         try await withServer(tls: fixture) { server in
             try await withClient(trustingConfiguration(fixture)) { client in
                 // Warm the connection so the timeout measures the request, not the handshake.
-                let status = try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello")).status
+                let status = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello")).status
                 #expect(status == 200)
 
                 let clock = ContinuousClock()
                 let started = clock.now
                 let error = await expectHTTPError(.timeout) {
-                    _ = try await client.execute(HTTPRequest(url: "\(server.baseURL)/sleep?ms=10000", timeout: .milliseconds(300)))
+                    _ = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/sleep?ms=10000", timeout: .milliseconds(300)))
                 }
                 let elapsed = clock.now - started
                 #expect(elapsed >= .milliseconds(250))
@@ -28,7 +29,7 @@ struct HTTPClientTimeoutTests {
                 // Other requests on the same client still succeed, concurrently too.
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<20 {
-                        group.addTask { try await client.execute(HTTPRequest(url: "\(server.baseURL)/hello")).status }
+                        group.addTask { try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/hello")).status.code }
                     }
                     for try await status in group { #expect(status == 200) }
                 }
@@ -45,11 +46,11 @@ struct HTTPClientTimeoutTests {
         try await withServer(tls: fixture) { server in
             try await withClient(trustingConfiguration(fixture) { $0.requestTimeout = .milliseconds(400) }) { client in
                 await expectHTTPError(.timeout) {
-                    _ = try await client.execute(HTTPRequest(url: "\(server.baseURL)/sleep?ms=10000"))
+                    _ = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/sleep?ms=10000"))
                 }
                 // A request's own timeout overrides the default (generous here: the suite may be
                 // running everything at once on two cores).
-                let status = try await client.execute(HTTPRequest(url: "\(server.baseURL)/sleep?ms=10", timeout: .seconds(20))).status
+                let status = try await client.execute(HTTPClientRequest(url: "\(server.baseURL)/sleep?ms=10", timeout: .seconds(20))).status
                 #expect(status == 200)
             }
         }
@@ -63,7 +64,7 @@ struct HTTPClientTimeoutTests {
         await server.shutdown()
         try await withClient(HTTPClientConfiguration(httpVersion: .http2PriorKnowledge)) { client in
             await expectHTTPError(.couldNotConnect) {
-                _ = try await client.execute(HTTPRequest(url: "http://127.0.0.1:\(port)/hello"))
+                _ = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/hello"))
             }
         }
     }
@@ -72,7 +73,7 @@ struct HTTPClientTimeoutTests {
     func unresolvableHost() async throws {
         try await withClient(HTTPClientConfiguration(connectTimeout: .seconds(5))) { client in
             await expectHTTPError(.couldNotResolve) {
-                _ = try await client.execute(HTTPRequest(url: "https://herald-no-such-host.invalid/"))
+                _ = try await client.execute(HTTPClientRequest(url: "https://herald-no-such-host.invalid/"))
             }
         }
     }

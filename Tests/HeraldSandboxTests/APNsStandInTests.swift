@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import HeraldHTTP
 import HeraldSandbox
 import Testing
@@ -10,7 +11,7 @@ import Testing
             let response = try await fixture.apns()
             #expect(response.status == 200)
             #expect(response.version == .http2)
-            #expect(response.headers["apns-id"] != nil)
+            #expect(response.headerFields["apns-id"] != nil)
             let push = try #require(fixture.sandbox.pushes.first)
             #expect(push.provider == .apns)
             #expect(push.token == SandboxFixture.deviceToken)
@@ -20,7 +21,8 @@ import Testing
             #expect(push.body == SandboxFixture.alertBody)
             #expect(push.connectionID >= 1 && push.streamID >= 1)
             #expect(fixture.sandbox.counters(for: SandboxFixture.deviceToken).accepted == 1)
-            // The record file has the same push as one JSON line.
+            // The record file has the same push as one JSON line (written in batches: flush first).
+            fixture.sandbox.recorder.flush()
             let lines = try String(contentsOfFile: try #require(fixture.sandbox.recorder.file), encoding: .utf8).split(separator: "\n")
             #expect(lines.count == 1)
             let line = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
@@ -39,7 +41,7 @@ import Testing
             let otherKey = P256.Signing.PrivateKey().pemRepresentation
             fixture.sandbox.setBehavior(.belongs(toTopic: "com.example.other"), for: String(repeating: "cd", count: 32))
             let big = Array(#"{"aps":{"alert":""#.utf8) + Array(repeating: UInt8(ascii: "x"), count: 4100) + Array(#""}}"#.utf8)
-            typealias Case = (name: String, status: Int, reason: String, send: () async throws -> HTTPResponse)
+            typealias Case = (name: String, status: Int, reason: String, send: () async throws -> HTTPClientResponse)
             let cases: [Case] = [
                 ("GET", 405, "MethodNotAllowed", { try await fixture.apns(method: .get, body: []) }),
                 ("other path", 404, "BadPath", { try await fixture.apns(path: "/3/other/\(SandboxFixture.deviceToken)") }),
@@ -77,7 +79,7 @@ import Testing
             ]
             for check in cases {
                 let response = try await check.send()
-                #expect(response.status == check.status, "\(check.name): status \(response.status) \(response.bodyText)")
+                #expect(response.status.code == check.status, "\(check.name): status \(response.status) \(response.bodyText)")
                 #expect(reason(response) == check.reason, "\(check.name): \(response.bodyText)")
             }
             // A payload of exactly 4096 bytes and a background push at priority 5 pass.
@@ -128,7 +130,7 @@ import Testing
             let busy = try await fixture.apns(device: throttled)
             #expect(busy.status == 429)
             #expect(reason(busy) == "TooManyRequests")
-            #expect(busy.headers["retry-after"] == "7")
+            #expect(busy.headerFields["retry-after"] == "7")
 
             #expect(try await fixture.apns(device: flaky).status == 503)
             #expect(reason(try await fixture.apns(device: flaky)) == "ServiceUnavailable")
@@ -151,21 +153,21 @@ import Testing
         try await SandboxFixture.with { fixture in
             let token = String(repeating: "0f", count: 32)
             let put = try await fixture.client.execute(
-                HTTPRequest(method: .put, url: fixture.sandbox.apnsURL + "/_sandbox/tokens/\(token)", body: Array(#"{"unregistered":true}"#.utf8))
+                HTTPClientRequest(method: .put, url: fixture.sandbox.apnsURL + "/_sandbox/tokens/\(token)", body: Array(#"{"unregistered":true}"#.utf8))
             )
             #expect(put.status == 204)
             #expect(try await fixture.apns(device: token).status == 410)
-            let stats = try await fixture.client.execute(HTTPRequest(url: fixture.sandbox.fcmURL + "/_sandbox/stats"))
+            let stats = try await fixture.client.execute(HTTPClientRequest(url: fixture.sandbox.fcmURL + "/_sandbox/stats"))
             let object = try #require(jsonObject(stats))
             let tokens = try #require(object["tokens"] as? [String: Any])
             let counters = try #require(tokens[token] as? [String: Any])
             #expect(counters["requests"] as? Int == 1)
             #expect((counters["rejections"] as? [String: Int])?["Unregistered"] == 1)
-            let delete = try await fixture.client.execute(HTTPRequest(method: .delete, url: fixture.sandbox.apnsURL + "/_sandbox/tokens/\(token)"))
+            let delete = try await fixture.client.execute(HTTPClientRequest(method: .delete, url: fixture.sandbox.apnsURL + "/_sandbox/tokens/\(token)"))
             #expect(delete.status == 204)
             #expect(try await fixture.apns(device: token).status == 200)
             let bad = try await fixture.client.execute(
-                HTTPRequest(method: .put, url: fixture.sandbox.apnsURL + "/_sandbox/tokens/\(token)", body: Array("nonsense".utf8))
+                HTTPClientRequest(method: .put, url: fixture.sandbox.apnsURL + "/_sandbox/tokens/\(token)", body: Array("nonsense".utf8))
             )
             #expect(bad.status == 400)
         }

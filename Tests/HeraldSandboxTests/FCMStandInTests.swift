@@ -1,5 +1,6 @@
 import CryptoExtras
 import Foundation
+import HTTPTypes
 import HeraldHTTP
 import HeraldSandbox
 import Testing
@@ -37,7 +38,7 @@ import Testing
             ]
             for check in cases {
                 let response = try await fixture.tokenRequest(form: try await check.form())
-                #expect(response.status == check.status, "\(check.name): \(response.bodyText)")
+                #expect(response.status.code == check.status, "\(check.name): \(response.bodyText)")
                 #expect(jsonObject(response)?["error"] as? String == check.error, "\(check.name): \(response.bodyText)")
             }
             #expect(fixture.sandbox.fcm.oauth.accessTokensIssued == 0)
@@ -63,7 +64,7 @@ import Testing
         try await SandboxFixture.with { fixture in
             let token = try await fixture.accessToken()
             let big = String(repeating: "x", count: 4100)
-            typealias Case = (name: String, send: () async throws -> HTTPResponse, status: Int, canonical: String, errorCode: String?, field: String?)
+            typealias Case = (name: String, send: () async throws -> HTTPClientResponse, status: Int, canonical: String, errorCode: String?, field: String?)
             let cases: [Case] = [
                 ("no bearer token", { try await fixture.fcm(json: SandboxFixture.message(), accessToken: nil) }, 401, "UNAUTHENTICATED", nil, nil),
                 ("unknown bearer token", { try await fixture.fcm(json: SandboxFixture.message(), accessToken: "ya29.forged") }, 401, "UNAUTHENTICATED", nil, nil),
@@ -85,13 +86,13 @@ import Testing
             for check in cases {
                 let response = try await check.send()
                 let error = googleError(response)
-                #expect(response.status == check.status, "\(check.name): \(response.bodyText)")
+                #expect(response.status.code == check.status, "\(check.name): \(response.bodyText)")
                 #expect(error.status == check.canonical, "\(check.name): \(response.bodyText)")
                 #expect(error.errorCode == check.errorCode, "\(check.name): \(response.bodyText)")
                 #expect(error.field == check.field, "\(check.name): \(response.bodyText)")
             }
             let wrongPath = try await fixture.client.execute(
-                HTTPRequest(method: .post, url: fixture.sandbox.fcmURL + "/v1/messages:send", headers: ["authorization": "Bearer \(token)"], body: Array("{}".utf8))
+                HTTPClientRequest(method: .post, url: fixture.sandbox.fcmURL + "/v1/messages:send", headerFields: [.authorization: "Bearer \(token)"], body: Array("{}".utf8))
             )
             #expect(wrongPath.status == 404)
             #expect(googleError(wrongPath).status == "NOT_FOUND")
@@ -116,7 +117,7 @@ import Testing
             let busy = try await fixture.fcm(json: SandboxFixture.message(token: "busy"), accessToken: accessToken)
             #expect(busy.status == 429)
             #expect(googleError(busy).errorCode == "QUOTA_EXCEEDED")
-            #expect(busy.headers["retry-after"] == "9")
+            #expect(busy.headerFields["retry-after"] == "9")
 
             let first = try await fixture.fcm(json: SandboxFixture.message(token: "flaky"), accessToken: accessToken)
             #expect(first.status == 503)

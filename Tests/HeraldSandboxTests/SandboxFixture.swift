@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldHTTP
 import HeraldSandbox
 import JWTKit
@@ -18,12 +19,13 @@ struct SandboxFixture: Sendable {
 
     /// Runs `body` with a fresh sandbox and always shuts it down and removes its folder.
     static func with<T: Sendable>(
-        topics: [String] = [topic], clock: @escaping @Sendable () -> Date = { Date() }, recordFile: Bool = false,
+        topics: [String] = [topic], clock: @escaping @Sendable () -> Date = { Date() }, recordFile: Bool = false, responseDelay: Duration = .zero,
         _ body: (SandboxFixture) async throws -> T
     ) async throws -> T {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-sandbox-tests-\(UUID().uuidString)")
         let configuration = SandboxConfiguration(
-            directory: directory, recordFile: recordFile ? directory.appendingPathComponent("pushes.jsonl").path : nil, topics: topics, clock: clock
+            directory: directory, recordFile: recordFile ? directory.appendingPathComponent("pushes.jsonl").path : nil, topics: topics,
+            responseDelay: responseDelay, clock: clock
         )
         let sandbox = try await Sandbox.start(configuration)
         let client: HTTPClient
@@ -87,13 +89,13 @@ struct SandboxFixture: Sendable {
 
     /// Sends an APNs request; `edit` changes the valid headers first.
     func apns(
-        method: HTTPMethod = .post, path: String? = nil, device: String = deviceToken, body: [UInt8] = alertBody, token: String? = nil,
+        method: HTTPRequest.Method = .post, path: String? = nil, device: String = deviceToken, body: [UInt8] = alertBody, token: String? = nil,
         edit: (inout [(String, String)]) -> Void = { _ in }
-    ) async throws -> HTTPResponse {
+    ) async throws -> HTTPClientResponse {
         var headers = apnsHeaders(token: token ?? validToken)
         edit(&headers)
         let url = sandbox.apnsURL + (path ?? "/3/device/\(device)")
-        return try await client.execute(HTTPRequest(method: method, url: url, headers: HTTPHeaders(headers), body: body))
+        return try await client.execute(HTTPClientRequest(method: method, url: url, headerFields: fields(headers), body: body))
     }
 
     // MARK: FCM
@@ -124,9 +126,9 @@ struct SandboxFixture: Sendable {
     }
 
     /// Posts a token request with `form` as the body.
-    func tokenRequest(form: String) async throws -> HTTPResponse {
+    func tokenRequest(form: String) async throws -> HTTPClientResponse {
         try await client.execute(
-            HTTPRequest(method: .post, url: sandbox.tokenURI, headers: ["content-type": "application/x-www-form-urlencoded"], body: Array(form.utf8))
+            HTTPClientRequest(method: .post, url: sandbox.tokenURI, headerFields: [.contentType: "application/x-www-form-urlencoded"], body: Array(form.utf8))
         )
     }
 
@@ -141,11 +143,11 @@ struct SandboxFixture: Sendable {
     }
 
     /// Sends an FCM request with a JSON body.
-    func fcm(json: String, accessToken: String?, project: String? = nil) async throws -> HTTPResponse {
-        var headers: HTTPHeaders = ["content-type": "application/json"]
-        if let accessToken { headers.add(name: "authorization", value: "Bearer \(accessToken)") }
+    func fcm(json: String, accessToken: String?, project: String? = nil) async throws -> HTTPClientResponse {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let accessToken { headers.append(HTTPField(name: .authorization, value: "Bearer \(accessToken)")) }
         let url = sandbox.fcmURL + "/v1/projects/\(project ?? sandbox.credentials.projectID)/messages:send"
-        return try await client.execute(HTTPRequest(method: .post, url: url, headers: headers, body: Array(json.utf8)))
+        return try await client.execute(HTTPClientRequest(method: .post, url: url, headerFields: headers, body: Array(json.utf8)))
     }
 
     static func message(token: String = "fcm-token:abc_DEF-123", extra: String = "") -> String {
@@ -153,18 +155,30 @@ struct SandboxFixture: Sendable {
     }
 }
 
+/// Header fields from name/value pairs, in order (names must be HTTP tokens).
+func fields(_ pairs: [(String, String)]) -> HTTPFields {
+    HTTPFields(pairs.map { HTTPField(name: HTTPField.Name($0.0)!, value: $0.1) })
+}
+
+extension HTTPFields {
+    /// Test shorthand: the first value of `name`.
+    subscript(_ name: String) -> String? {
+        HTTPField.Name(name).flatMap { self[$0] }
+    }
+}
+
 /// The JSON object of a response body.
-func jsonObject(_ response: HTTPResponse) -> [String: Any]? {
+func jsonObject(_ response: HTTPClientResponse) -> [String: Any]? {
     (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
 }
 
 /// APNs's `reason`.
-func reason(_ response: HTTPResponse) -> String? {
+func reason(_ response: HTTPClientResponse) -> String? {
     jsonObject(response)?["reason"] as? String
 }
 
 /// FCM's `error.status` and FcmError `errorCode`.
-func googleError(_ response: HTTPResponse) -> (status: String?, errorCode: String?, field: String?) {
+func googleError(_ response: HTTPClientResponse) -> (status: String?, errorCode: String?, field: String?) {
     let error = jsonObject(response)?["error"] as? [String: Any]
     let details = error?["details"] as? [[String: Any]] ?? []
     let code = details.compactMap { $0["errorCode"] as? String }.first

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HeraldHTTP
 import HeraldTesting
 import Testing
@@ -22,18 +23,18 @@ struct WorkerEndpointTests {
             }
             let client = try HTTPClient()
             let base = "http://127.0.0.1:\(port)"
-            #expect(try await client.execute(HTTPRequest(url: "\(base)/healthz")).status == 200)
+            #expect(try await client.execute(HTTPClientRequest(url: "\(base)/healthz")).status == 200)
             try await waitUntil("the worker to consume", timeout: .seconds(30)) {
-                try await client.execute(HTTPRequest(url: "\(base)/readyz")).status == 200
+                try await client.execute(HTTPClientRequest(url: "\(base)/readyz")).status == 200
             }
-            #expect(try await client.execute(HTTPRequest(url: "\(base)/readyz")).bodyText.contains(#""worker":"ok""#))
+            #expect(try await client.execute(HTTPClientRequest(url: "\(base)/readyz")).bodyText.contains(#""worker":"ok""#))
 
             try await fixture.publish(Data("not an event".utf8))
             try await waitUntil("the dead letter to be counted", timeout: .seconds(30)) {
-                let metrics = try await client.execute(HTTPRequest(url: "\(base)/metrics")).bodyText
+                let metrics = try await client.execute(HTTPClientRequest(url: "\(base)/metrics")).bodyText
                 return metrics.contains("herald_messages_dead_lettered_total{code=\"undecodable\"} 1")
             }
-            #expect(try await client.execute(HTTPRequest(url: "\(base)/v1/me/settings")).status == 404, "only the operations routes")
+            #expect(try await client.execute(HTTPClientRequest(url: "\(base)/v1/me/settings")).status == 404, "only the operations routes")
             await client.shutdown()
             worker.signal(SIGTERM)
             #expect(await worker.waitForExit(timeout: .seconds(30)) == 0, "\(worker.stderr)")

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HTTPTypes
 import HeraldHTTP
 
 /// Turns an APNs answer into a ``DeliveryOutcome`` — the one place that reads Apple's statuses
@@ -13,11 +14,11 @@ import HeraldHTTP
 /// - any other 4xx: permanent failure with Apple's reason.
 /// - transport failures: retry, except a request HeraldHTTP refused to send (permanent).
 enum APNsResponseClassifier {
-    static func outcome(status: Int, body: [UInt8], headers: HTTPHeaders, now: Date = Date()) -> DeliveryOutcome {
+    static func outcome(status: Int, body: [UInt8], headerFields: HTTPFields, now: Date = Date()) -> DeliveryOutcome {
         if status == 200 { return .sent }
         let reason = self.reason(in: body)
         let text = reason?.rawValue ?? "status \(status)"
-        let retryAfter = RetryAfterHeader.parse(headers["retry-after"], now: now)
+        let retryAfter = RetryAfterHeader.parse(headerFields[.retryAfter], now: now)
         switch status {
         case 410:
             return .tokenDead(reason: text)

@@ -1,7 +1,9 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldHTTP
 import Logging
+import Synchronization
 
 /// Sends notifications to Apple's provider API: `POST /3/device/<token>` over HTTP/2, many
 /// concurrent streams on few connections (HeraldHTTP), authenticated with an ES256 provider
@@ -18,23 +20,50 @@ import Logging
 /// tries the request once more; it never sleeps and retries otherwise — the worker applies its
 /// `RetryPolicy`.
 ///
-/// Backpressure: at most `maxInFlight` requests are in flight; further sends wait. Until the
-/// first answer arrives only one request is sent, so that a fresh connection learns the server's
-/// stream limit before a burst.
+/// Backpressure: at most `maxInFlight` requests are in flight; further deliveries wait in the
+/// ``InFlightGate`` (``send(_:)`` suspends; ``submit(_:completion:)`` returns at once and the
+/// delivery starts when a permit frees). Until the first answer arrives only one request is
+/// sent, so that a fresh connection learns the server's stream limit before a burst.
 ///
-/// Thread rules: an actor; `send` may be called from many tasks at once. Call ``shutdown()``
-/// when done.
-public actor APNsSender: PushSender {
-    public nonisolated let configuration: APNsConfiguration
-    private let apps: [String: APNsApp]
+/// The cost per delivery, on ``submit(_:completion:)``: no task, no actor hop, no
+/// continuation. The provider token is read from its cache under a lock, the request goes to
+/// the HTTP client's driver thread through its queue, and the outcome is classified and
+/// reported on that thread. A task is made only to sign a token (once per 50 minutes) or to
+/// refresh a refused one.
+///
+/// Thread rules: a `Sendable` class, not an actor: everything it holds is immutable or
+/// behind its own lock (the gate, the counters, the token cache), so no call needs to hop onto
+/// an executor. `send` and `submit` may be called from anywhere, concurrently. Call
+/// ``shutdown()`` when done.
+public final class APNsSender: PushSender {
+    public let configuration: APNsConfiguration
+    private let apps: [String: Route]
     private let defaultTopic: String
     private let baseURL: String
-    private let tokenClient: HTTPClient?
-    private let certificateClients: [String: HTTPClient]
+    private let clients: [HTTPClient]
     private let tokenProvider: APNsTokenProvider?
     private let gate: InFlightGate
     private let logger: Logger
-    private var counters = SenderStatistics()
+    private let counters = Mutex(SenderStatistics())
+
+    /// How one app is reached: its client, and whether it signs requests with the provider token.
+    private struct Route: Sendable {
+        let client: HTTPClient
+        let usesToken: Bool
+    }
+
+    /// A delivery ready to go: its request without the credential, and its route.
+    private struct Prepared: Sendable {
+        let request: HTTPClientRequest
+        let route: Route
+    }
+
+    static let topicField = HTTPField.Name("apns-topic")!
+    static let pushTypeField = HTTPField.Name("apns-push-type")!
+    static let priorityField = HTTPField.Name("apns-priority")!
+    static let expirationField = HTTPField.Name("apns-expiration")!
+    static let collapseIDField = HTTPField.Name("apns-collapse-id")!
+    static let idField = HTTPField.Name("apns-id")!
 
     /// Validates the configuration (reading every key and certificate) and starts the HTTP
     /// clients.
@@ -48,7 +77,6 @@ public actor APNsSender: PushSender {
         self.logger = logger
         self.baseURL = configuration.effectiveBaseURL
         self.defaultTopic = configuration.apps[0].topic
-        self.apps = Dictionary(uniqueKeysWithValues: configuration.apps.map { ($0.topic, $0) })  // topics are unique (validated)
         self.gate = InFlightGate(limit: configuration.maxInFlight)
         func makeClient(_ http: HTTPClientConfiguration) throws(SenderConfigurationError) -> HTTPClient {
             do {
@@ -57,111 +85,160 @@ public actor APNsSender: PushSender {
                 throw SenderConfigurationError(.invalidValue, problem: "cannot start the APNs HTTP client: \(error)")
             }
         }
+        var clients: [HTTPClient] = []
+        let tokenClient: HTTPClient?
         if let signingKey {
-            tokenClient = try makeClient(configuration.http)
+            let client = try makeClient(configuration.http)
+            clients.append(client)
+            tokenClient = client
             tokenProvider = APNsTokenProvider(key: signingKey, clock: clock, refreshInterval: configuration.tokenRefreshInterval)
         } else {
             tokenClient = nil
             tokenProvider = nil
         }
-        var certificateClients: [String: HTTPClient] = [:]
+        var apps: [String: Route] = [:]
         for app in configuration.apps {
-            guard let certificate = app.certificate else { continue }
-            var http = configuration.http
-            http.tls.clientCertificate = certificate.clientCertificate
-            certificateClients[app.topic] = try makeClient(http)
+            if let certificate = app.certificate {
+                var http = configuration.http
+                http.tls.clientCertificate = certificate.clientCertificate
+                let client = try makeClient(http)
+                clients.append(client)
+                apps[app.topic] = Route(client: client, usesToken: false)
+            } else if let tokenClient {
+                apps[app.topic] = Route(client: tokenClient, usesToken: true)
+            }
         }
-        self.certificateClients = certificateClients
+        self.apps = apps
+        self.clients = clients
     }
 
     public func send(_ delivery: PushDelivery) async -> DeliveryOutcome {
-        let outcome = await perform(delivery)
-        counters.count(outcome.kind)
-        if outcome != .sent { logger.debugRefusal("APNs did not accept a notification", delivery: delivery, outcome: outcome) }
-        return outcome
+        await SingleSend.run { abandoned, completion in self.dispatch(delivery, abandoned: abandoned, completion: completion) }
+    }
+
+    public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
+        for (index, delivery) in deliveries.enumerated() {
+            dispatch(delivery, abandoned: nil) { completion(index, $0) }
+        }
     }
 
     /// Counters since the sender started.
     public var statistics: SenderStatistics {
         get async {
-            var snapshot = counters
+            var snapshot = counters.withLock { $0 }
             snapshot.credentialsIssued = await tokenProvider?.tokensGenerated ?? 0
-            snapshot.connectionsOpened = (tokenClient?.statistics.connectionsOpened ?? 0)
-                + certificateClients.values.reduce(0) { $0 + $1.statistics.connectionsOpened }
+            snapshot.connectionsOpened = clients.reduce(0) { $0 + $1.statistics.connectionsOpened }
             return snapshot
         }
     }
 
     /// Stops the HTTP clients; sends in flight end with `.retryAfter`.
     public func shutdown() async {
-        await tokenClient?.shutdown()
-        for client in certificateClients.values { await client.shutdown() }
+        for client in clients { await client.shutdown() }
     }
 
-    private func perform(_ delivery: PushDelivery) async -> DeliveryOutcome {
+    // MARK: One delivery
+
+    /// Sends `delivery` once a permit is free and reports its outcome to `completion`, once.
+    /// `abandoned` (from ``send(_:)``) says the caller stopped waiting before the permit came:
+    /// the delivery is then not sent.
+    private func dispatch(_ delivery: PushDelivery, abandoned: (@Sendable () -> Bool)?, completion: @escaping @Sendable (DeliveryOutcome) -> Void) {
+        let finish: @Sendable (DeliveryOutcome) -> Void = { [self] outcome in
+            counters.withLock { $0.count(outcome) }
+            if outcome != .sent { logger.debugRefusal("APNs did not accept a notification", delivery: delivery, outcome: outcome) }
+            completion(outcome)
+        }
+        let prepared: Prepared
+        switch prepare(delivery) {
+        case .ready(let ready): prepared = ready
+        case .refused(let outcome):
+            finish(outcome)
+            return
+        }
+        gate.acquire { [self] in
+            if abandoned?() == true {
+                gate.release()
+                return
+            }
+            transmit(prepared, refreshedCredential: false) { [self] outcome in
+                gate.release()
+                finish(outcome)
+            }
+        }
+    }
+
+    /// The request for `delivery`, or why it cannot be sent.
+    private func prepare(_ delivery: PushDelivery) -> Preparation<Prepared> {
         guard delivery.payload.platform == .ios, let options = delivery.payload.apns else {
-            return .permanentFailure(reason: "not an APNs payload (platform \(delivery.payload.platform))")
+            return .refused(.permanentFailure(reason: "not an APNs payload (platform \(delivery.payload.platform))"))
         }
         let topic = delivery.target.app ?? defaultTopic
-        guard let app = apps[topic] else {
-            return .permanentFailure(reason: "no APNs app configured for '\(topic.prefix(100))'")
+        // Every configured app has a route: validation refused apps without credentials.
+        guard let route = apps[topic] else {
+            return .refused(.permanentFailure(reason: "no APNs app configured for '\(topic.prefix(100))'"))
         }
-        let client: HTTPClient
-        if let certificateClient = certificateClients[topic] {
-            client = certificateClient
-        } else if let tokenClient {
-            client = tokenClient
-        } else {
-            return .permanentFailure(reason: "no APNs credentials for '\(topic.prefix(100))'")
-        }
-
-        guard await gate.acquire() else { return .retryAfter(nil, reason: "cancelled before sending") }
-        defer { gate.release() }
-
-        var headers = HTTPHeaders()
-        headers.add(name: "apns-topic", value: topic)
-        headers.add(name: "apns-push-type", value: options.pushType.rawValue)
-        headers.add(name: "apns-priority", value: String(options.priority))
-        if let expiration = options.expiration { headers.add(name: "apns-expiration", value: String(expiration)) }
-        headers.add(name: "apns-collapse-id", value: options.collapseId)
-        headers.add(name: "apns-id", value: UUID().uuidString.lowercased())
-        headers.add(name: "content-type", value: "application/json")
+        var fields = HTTPFields()
+        fields.reserveCapacity(8)
+        fields[Self.topicField] = topic
+        fields[Self.pushTypeField] = options.pushType.rawValue
+        fields[Self.priorityField] = String(options.priority)
+        if let expiration = options.expiration { fields[Self.expirationField] = String(expiration) }
+        fields[Self.collapseIDField] = options.collapseId
+        fields[Self.idField] = UUID().uuidString.lowercased()
+        fields[.contentType] = "application/json"
         // Unreserved ASCII kept, the rest escaped: a malformed token reaches Apple (which answers
         // BadDeviceToken) instead of changing the request.
         let url = baseURL + "/3/device/" + PercentEncoding.escape(delivery.target.token)
+        return .ready(Prepared(request: HTTPClientRequest(method: .post, url: url, headerFields: fields, body: delivery.payload.body), route: route))
+    }
 
-        var refreshedCredential = false
-        while true {
-            var requestHeaders = headers
-            var bearer: String?
-            if app.certificate == nil, let tokenProvider {
-                do {
-                    let token = try await tokenProvider.token()
-                    bearer = token
-                    requestHeaders.add(name: "authorization", value: "bearer " + token)
-                } catch {
-                    logger.error("cannot sign an APNs provider token", metadata: ["error": "\(error)"])
-                    return .retryAfter(nil, reason: "cannot sign a provider token")
+    /// Sends the prepared request (with the provider token, for token apps) and classifies the
+    /// answer, on the HTTP client's driver thread. A refused provider token is replaced once and
+    /// the request sent again.
+    private func transmit(_ prepared: Prepared, refreshedCredential: Bool, completion: @escaping @Sendable (DeliveryOutcome) -> Void) {
+        var request = prepared.request
+        let bearer: String?
+        if prepared.route.usesToken, let tokenProvider {
+            guard let token = tokenProvider.cachedToken() else {
+                // No token yet, or it is too old: sign one (a task, once per refresh).
+                Task { [self] in
+                    do {
+                        _ = try await tokenProvider.token()
+                        transmit(prepared, refreshedCredential: refreshedCredential, completion: completion)
+                    } catch {
+                        logger.error("cannot sign an APNs provider token", metadata: ["error": "\(error)"])
+                        completion(.retryAfter(nil, reason: "cannot sign a provider token"))
+                    }
                 }
+                return
             }
-            counters.requests += 1
-            let response: HTTPResponse
-            do {
-                response = try await client.execute(HTTPRequest(method: .post, url: url, headers: requestHeaders, body: delivery.payload.body))
-            } catch {
-                return APNsResponseClassifier.outcome(for: error)
+            bearer = token
+            request.headerFields[.authorization] = "bearer " + token
+        } else {
+            bearer = nil
+        }
+        counters.withLock { $0.requests += 1 }
+        prepared.route.client.submit(request) { [self] result in
+            let response: HTTPClientResponse
+            switch result {
+            case .success(let answer): response = answer
+            case .failure(let error):
+                completion(APNsResponseClassifier.outcome(for: error))
+                return
             }
             gate.open()
-            if response.status == 403, let reason = APNsResponseClassifier.reason(in: response.body), reason.requiresNewProviderToken,
-               let bearer, let tokenProvider
+            if response.status == .forbidden, let bearer, let tokenProvider,
+                let reason = APNsResponseClassifier.reason(in: response.body), reason.requiresNewProviderToken
             {
                 if !refreshedCredential {
-                    refreshedCredential = true
-                    counters.credentialRetries += 1
-                    if await tokenProvider.invalidate(bearer) {
-                        logger.notice("APNs refused the provider token; making a new one", metadata: ["herald.reason": "\(reason)"])
+                    counters.withLock { $0.credentialRetries += 1 }
+                    Task { [self] in
+                        if await tokenProvider.invalidate(bearer) {
+                            logger.notice("APNs refused the provider token; making a new one", metadata: ["herald.reason": "\(reason)"])
+                        }
+                        transmit(prepared, refreshedCredential: true, completion: completion)
                     }
-                    continue
+                    return
                 }
                 if reason == .invalidProviderToken {
                     logger.error(
@@ -170,7 +247,7 @@ public actor APNsSender: PushSender {
                     )
                 }
             }
-            return APNsResponseClassifier.outcome(status: response.status, body: response.body, headers: response.headers)
+            completion(APNsResponseClassifier.outcome(status: response.status.code, body: response.body, headerFields: response.headerFields))
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HTTPTypes
 import HeraldHTTP
 
 /// Turns an FCM HTTP v1 answer into a ``DeliveryOutcome`` — the one place that reads Google's
@@ -13,11 +14,11 @@ import HeraldHTTP
 ///   once).
 /// - `INVALID_ARGUMENT`, `THIRD_PARTY_AUTH_ERROR` and any other 4xx: permanent failure.
 enum FCMResponseClassifier {
-    static func outcome(status: Int, body: [UInt8], headers: HTTPHeaders, now: Date = Date()) -> DeliveryOutcome {
+    static func outcome(status: Int, body: [UInt8], headerFields: HTTPFields, now: Date = Date()) -> DeliveryOutcome {
         if status == 200 { return .sent }
         let code = errorCode(in: body)
         let text = code?.rawValue ?? "status \(status)"
-        let retryAfter = RetryAfterHeader.parse(headers["retry-after"], now: now)
+        let retryAfter = RetryAfterHeader.parse(headerFields[.retryAfter], now: now)
         if let code {
             switch code {
             case .unregistered, .notFound, .senderIDMismatch:

@@ -1,7 +1,9 @@
 import Foundation
+import HTTPTypes
 import HeraldCore
 import HeraldHTTP
 import Logging
+import Synchronization
 
 /// Sends notifications with FCM HTTP v1: `POST /v1/projects/<project>/messages:send` over
 /// HTTP/2 (HeraldHTTP), with an OAuth2 access token obtained from the project's service account
@@ -16,24 +18,31 @@ import Logging
 /// drops the access token (once, however many requests saw it) and the request is tried once
 /// more with a new one; nothing else is retried here — the worker applies its `RetryPolicy`.
 ///
-/// Backpressure: at most `maxInFlight` requests in flight; one until the first answer arrives.
+/// Backpressure: at most `maxInFlight` requests in flight (an ``InFlightGate``); one until the
+/// first answer arrives.
 ///
-/// Thread rules: an actor; `send` may be called from many tasks at once. Call ``shutdown()``
-/// when done.
-public actor FCMSender: PushSender {
-    struct Project {
-        let account: FCMServiceAccount
+/// The cost per delivery, on ``submit(_:completion:)``: no task, no actor hop, no
+/// continuation: the access token is read from its cache under a lock, and the outcome is
+/// classified and reported on the HTTP client's driver thread. A task is made only to fetch an
+/// access token (about once an hour) or after a 401.
+///
+/// Thread rules: a `Sendable` class, not an actor: everything it holds is immutable or behind
+/// its own lock, so no call needs to hop onto an executor. `send` and `submit` may be called
+/// from anywhere, concurrently. Call ``shutdown()`` when done.
+public final class FCMSender: PushSender {
+    /// One project: its token provider (which holds the service account) and its send URL.
+    private struct Project: Sendable {
         let tokens: FCMAccessTokenProvider
+        let url: String
     }
 
-    public nonisolated let configuration: FCMConfiguration
+    public let configuration: FCMConfiguration
     private let projects: [String: Project]
     private let defaultAlias: String
-    private let baseURL: String
     private let client: HTTPClient
     private let gate: InFlightGate
     private let logger: Logger
-    private var counters = SenderStatistics()
+    private let counters = Mutex(SenderStatistics())
 
     /// Validates the configuration (reading every service-account file) and starts the client.
     ///
@@ -51,28 +60,32 @@ public actor FCMSender: PushSender {
         self.configuration = configuration
         self.client = client
         self.logger = logger
-        self.baseURL = configuration.effectiveBaseURL
         self.defaultAlias = accounts[0].alias
         self.gate = InFlightGate(limit: configuration.maxInFlight)
+        let baseURL = configuration.effectiveBaseURL
         var projects: [String: Project] = [:]
         for (alias, account) in accounts {
             let tokens = FCMAccessTokenProvider(account: account, client: client, clock: clock, refreshMargin: configuration.tokenRefreshMargin, logger: logger)
-            projects[alias] = Project(account: account, tokens: tokens)
+            let url = baseURL + "/v1/projects/" + PercentEncoding.escape(account.projectID) + "/messages:send"
+            projects[alias] = Project(tokens: tokens, url: url)
         }
         self.projects = projects
     }
 
     public func send(_ delivery: PushDelivery) async -> DeliveryOutcome {
-        let outcome = await perform(delivery)
-        counters.count(outcome.kind)
-        if outcome != .sent { logger.debugRefusal("FCM did not accept a message", delivery: delivery, outcome: outcome) }
-        return outcome
+        await SingleSend.run { abandoned, completion in self.dispatch(delivery, abandoned: abandoned, completion: completion) }
+    }
+
+    public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
+        for (index, delivery) in deliveries.enumerated() {
+            dispatch(delivery, abandoned: nil) { completion(index, $0) }
+        }
     }
 
     /// Counters since the sender started.
     public var statistics: SenderStatistics {
         get async {
-            var snapshot = counters
+            var snapshot = counters.withLock { $0 }
             var fetched = 0
             for project in projects.values { fetched += await project.tokens.tokensFetched }
             snapshot.credentialsIssued = fetched
@@ -86,49 +99,83 @@ public actor FCMSender: PushSender {
         await client.shutdown()
     }
 
-    private func perform(_ delivery: PushDelivery) async -> DeliveryOutcome {
+    // MARK: One delivery
+
+    /// Sends `delivery` once a permit is free and reports its outcome to `completion`, once.
+    /// `abandoned` (from ``send(_:)``) says the caller stopped waiting before the permit came:
+    /// the delivery is then not sent.
+    private func dispatch(_ delivery: PushDelivery, abandoned: (@Sendable () -> Bool)?, completion: @escaping @Sendable (DeliveryOutcome) -> Void) {
+        let finish: @Sendable (DeliveryOutcome) -> Void = { [self] outcome in
+            counters.withLock { $0.count(outcome) }
+            if outcome != .sent { logger.debugRefusal("FCM did not accept a message", delivery: delivery, outcome: outcome) }
+            completion(outcome)
+        }
         guard delivery.payload.platform == .android, delivery.payload.apns == nil else {
-            return .permanentFailure(reason: "not an FCM payload (platform \(delivery.payload.platform))")
+            finish(.permanentFailure(reason: "not an FCM payload (platform \(delivery.payload.platform))"))
+            return
         }
         let alias = delivery.target.app ?? defaultAlias
         guard let project = projects[alias] else {
-            return .permanentFailure(reason: "no Firebase project configured for '\(alias.prefix(100))'")
+            finish(.permanentFailure(reason: "no Firebase project configured for '\(alias.prefix(100))'"))
+            return
         }
-        guard await gate.acquire() else { return .retryAfter(nil, reason: "cancelled before sending") }
-        defer { gate.release() }
-
-        let url = baseURL + "/v1/projects/" + PercentEncoding.escape(project.account.projectID) + "/messages:send"
-        var refreshedCredential = false
-        while true {
-            let accessToken: String
-            do {
-                accessToken = try await project.tokens.accessToken()
-            } catch let error as FCMAccessTokenError {
-                return .retryAfter(nil, reason: "no access token: \(error.code)\(error.status.map { " \($0)" } ?? "")")
-            } catch {
-                return .retryAfter(nil, reason: "no access token: \(type(of: error))")
+        let request = HTTPClientRequest(
+            method: .post, url: project.url, headerFields: [.contentType: "application/json; charset=UTF-8"], body: delivery.payload.body
+        )
+        gate.acquire { [self] in
+            if abandoned?() == true {
+                gate.release()
+                return
             }
-            let headers: HTTPHeaders = [
-                "authorization": "Bearer " + accessToken,
-                "content-type": "application/json; charset=UTF-8",
-            ]
-            counters.requests += 1
-            let response: HTTPResponse
-            do {
-                response = try await client.execute(HTTPRequest(method: .post, url: url, headers: headers, body: delivery.payload.body))
-            } catch {
-                return FCMResponseClassifier.outcome(for: error)
+            transmit(request, to: project, refreshedCredential: false) { [self] outcome in
+                gate.release()
+                finish(outcome)
+            }
+        }
+    }
+
+    /// Sends `request` with the project's access token and classifies the answer, on the HTTP
+    /// client's driver thread. A 401 drops the token once and the request is sent again.
+    private func transmit(
+        _ request: HTTPClientRequest, to project: Project, refreshedCredential: Bool, completion: @escaping @Sendable (DeliveryOutcome) -> Void
+    ) {
+        guard let accessToken = project.tokens.cachedAccessToken() else {
+            // No token yet, or it is about to expire: fetch one (a task, about once an hour).
+            Task { [self] in
+                do {
+                    _ = try await project.tokens.accessToken()
+                    transmit(request, to: project, refreshedCredential: refreshedCredential, completion: completion)
+                } catch let error as FCMAccessTokenError {
+                    completion(.retryAfter(nil, reason: "no access token: \(error.code)\(error.status.map { " \($0)" } ?? "")"))
+                } catch {
+                    completion(.retryAfter(nil, reason: "no access token: \(type(of: error))"))
+                }
+            }
+            return
+        }
+        var authorized = request
+        authorized.headerFields[.authorization] = "Bearer " + accessToken
+        counters.withLock { $0.requests += 1 }
+        client.submit(authorized) { [self] result in
+            let response: HTTPClientResponse
+            switch result {
+            case .success(let answer): response = answer
+            case .failure(let error):
+                completion(FCMResponseClassifier.outcome(for: error))
+                return
             }
             gate.open()
-            if response.status == 401, !refreshedCredential {
-                refreshedCredential = true
-                counters.credentialRetries += 1
-                if await project.tokens.invalidate(accessToken) {
-                    logger.notice("FCM refused the access token; fetching a new one", metadata: ["herald.project": "\(project.account.projectID)"])
+            if response.status == .unauthorized, !refreshedCredential {
+                counters.withLock { $0.credentialRetries += 1 }
+                Task { [self] in
+                    if await project.tokens.invalidate(accessToken) {
+                        logger.notice("FCM refused the access token; fetching a new one", metadata: ["herald.project": "\(project.tokens.account.projectID)"])
+                    }
+                    transmit(request, to: project, refreshedCredential: true, completion: completion)
                 }
-                continue
+                return
             }
-            return FCMResponseClassifier.outcome(status: response.status, body: response.body, headers: response.headers)
+            completion(FCMResponseClassifier.outcome(status: response.status.code, body: response.body, headerFields: response.headerFields))
         }
     }
 }

@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// What a provider sender has done since it started: outcomes by kind and the work behind them.
 public struct SenderStatistics: Sendable, Hashable {
     /// Deliveries the provider accepted.
@@ -20,7 +22,7 @@ public struct SenderStatistics: Sendable, Hashable {
 
     public init() {}
 
-    mutating func count(_ outcome: DeliveryOutcomeKind) {
+    mutating func count(_ outcome: DeliveryOutcome) {
         switch outcome {
         case .sent: sent += 1
         case .tokenDead: tokenDead += 1
@@ -28,9 +30,4 @@ public struct SenderStatistics: Sendable, Hashable {
         case .permanentFailure: permanentFailures += 1
         }
     }
-}
-
-/// The kind of a `DeliveryOutcome`, without its payload.
-enum DeliveryOutcomeKind {
-    case sent, tokenDead, retryAfter, permanentFailure
 }

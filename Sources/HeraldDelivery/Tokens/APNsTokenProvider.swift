@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import Synchronization
 
 /// Makes and caches the ES256 provider token (JWT) that authenticates APNs requests.
 ///
@@ -11,6 +12,9 @@ import JWTKit
 /// of ``token()`` wait for the one token being made, so 500 concurrent rejections cause exactly
 /// one new token. Forced refreshes happen at most once per ``minimumForcedRefreshInterval``, so
 /// that a key Apple keeps refusing cannot make Herald sign a token per request.
+///
+/// ``cachedToken()`` reads the current token without an actor hop (a lock), for the senders'
+/// batch path; only when it has none does a sender await ``token()``.
 ///
 /// Thread rules: an actor; call it from anywhere. The clock is injectable for tests.
 public actor APNsTokenProvider {
@@ -24,10 +28,11 @@ public actor APNsTokenProvider {
     public nonisolated let key: APNsSigningKey
     public nonisolated let refreshInterval: Duration
     public nonisolated let minimumForcedRefreshInterval: Duration
-    private let clock: any ProviderClock
+    private nonisolated let clock: any ProviderClock
     private let keys = JWTKeyCollection()
     private var keysReady = false
-    private var current: Issued?
+    /// The current token; behind a lock so that ``cachedToken()`` needs no hop.
+    private nonisolated let current = Mutex<Issued?>(nil)
     private var pending: Task<Issued, any Error>?
     private var generated = 0
     private var lastForcedRefresh: Date?
@@ -53,8 +58,8 @@ public actor APNsTokenProvider {
     ///
     /// - Throws: the signing library's error (never expected once the key has loaded).
     public func token() async throws -> String {
-        if let current, !current.invalidated, age(of: current) < refreshInterval {
-            return current.token
+        if let token = cachedToken() {
+            return token
         }
         if let pending {
             return try await pending.value.token
@@ -63,8 +68,15 @@ public actor APNsTokenProvider {
         pending = task
         defer { pending = nil }
         let issued = try await task.value
-        current = issued
+        current.withLock { $0 = issued }
         generated += 1
+        return issued.token
+    }
+
+    /// The current token if it may be sent now (neither too old nor invalidated), else nil:
+    /// then ``token()`` makes one.
+    public nonisolated func cachedToken() -> String? {
+        guard let issued = current.withLock({ $0 }), !issued.invalidated, age(of: issued) < refreshInterval else { return nil }
         return issued.token
     }
 
@@ -74,17 +86,17 @@ public actor APNsTokenProvider {
     /// call invalidated the token.
     @discardableResult
     public func invalidate(_ token: String) -> Bool {
-        guard let issued = current, issued.token == token, !issued.invalidated else { return false }
+        guard let issued = current.withLock({ $0 }), issued.token == token, !issued.invalidated else { return false }
         let now = clock.now()
         if let lastForcedRefresh, Self.duration(from: lastForcedRefresh, to: now) < minimumForcedRefreshInterval {
             return false
         }
         lastForcedRefresh = now
-        current?.invalidated = true
+        current.withLock { $0?.invalidated = true }
         return true
     }
 
-    private func age(of issued: Issued) -> Duration {
+    private nonisolated func age(of issued: Issued) -> Duration {
         Self.duration(from: issued.issuedAt, to: clock.now())
     }
 

@@ -1,8 +1,10 @@
 import Foundation
 import HeraldCore
+import HTTPTypes
 import HeraldHTTP
 import JWTKit
 import Logging
+import Synchronization
 
 /// Obtains and caches the OAuth2 access token FCM requests carry, from a service account.
 ///
@@ -12,6 +14,9 @@ import Logging
 /// reuses the access token until ``refreshMargin`` before it expires. Concurrent callers share
 /// one exchange: 1,000 sends at start-up fetch one token. ``invalidate(_:)`` (FCM answered 401)
 /// drops the token once, however many requests saw the 401.
+///
+/// ``cachedAccessToken()`` reads the cached token without an actor hop (a lock), for the
+/// senders' batch path; only when it has none does a sender await ``accessToken()``.
 ///
 /// Thread rules: an actor; call it from anywhere. The clock is injectable for tests.
 ///
@@ -28,11 +33,12 @@ public actor FCMAccessTokenProvider {
     public nonisolated let account: FCMServiceAccount
     public nonisolated let refreshMargin: Duration
     private let client: HTTPClient
-    private let clock: any ProviderClock
+    private nonisolated let clock: any ProviderClock
     private let logger: Logger
     private let keys = JWTKeyCollection()
     private var keysReady = false
-    private var cached: Cached?
+    /// The cached token; behind a lock so that ``cachedAccessToken()`` needs no hop.
+    private nonisolated let cached = Mutex<Cached?>(nil)
     private var pending: Task<Cached, any Error>?
     private var fetched = 0
 
@@ -58,8 +64,8 @@ public actor FCMAccessTokenProvider {
     /// - Throws: ``FCMAccessTokenError`` (the endpoint refused, answered nonsense, or could not be
     ///   reached), or `CancellationError`.
     public func accessToken() async throws -> String {
-        if let cached, clock.now().addingTimeInterval(refreshMargin.seconds) < cached.expiresAt {
-            return cached.token
+        if let token = cachedAccessToken() {
+            return token
         }
         if let pending {
             return try await pending.value.token
@@ -68,18 +74,27 @@ public actor FCMAccessTokenProvider {
         pending = task
         defer { pending = nil }
         let fresh = try await task.value
-        cached = fresh
+        cached.withLock { $0 = fresh }
         fetched += 1
         return fresh.token
+    }
+
+    /// The cached token if it is not about to expire, else nil: then ``accessToken()``
+    /// fetches one.
+    public nonisolated func cachedAccessToken() -> String? {
+        guard let cached = cached.withLock({ $0 }), clock.now().addingTimeInterval(refreshMargin.seconds) < cached.expiresAt else { return nil }
+        return cached.token
     }
 
     /// FCM refused `token` (401): the next ``accessToken()`` fetches a new one, unless another
     /// caller already replaced it. Returns whether this call dropped the token.
     @discardableResult
     public func invalidate(_ token: String) -> Bool {
-        guard let cached, cached.token == token else { return false }
-        self.cached = nil
-        return true
+        cached.withLock { cached in
+            guard cached?.token == token else { return false }
+            cached = nil
+            return true
+        }
     }
 
     private func fetch() async throws -> Cached {
@@ -97,29 +112,29 @@ public actor FCMAccessTokenProvider {
         let assertion = try await keys.sign(claims, kid: account.privateKeyID.map { JWKIdentifier(string: $0) }, header: header)
 
         let body = "grant_type=" + PercentEncoding.escape("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion=" + PercentEncoding.escape(assertion)
-        let request = HTTPRequest(
+        let request = HTTPClientRequest(
             method: .post, url: account.tokenURI,
-            headers: ["content-type": "application/x-www-form-urlencoded", "accept": "application/json"],
+            headerFields: [.contentType: "application/x-www-form-urlencoded", .accept: "application/json"],
             body: Array(body.utf8)
         )
-        let response: HTTPResponse
+        let response: HTTPClientResponse
         do {
             response = try await client.execute(request)
         } catch let error as HTTPClientError {
             throw FCMAccessTokenError(.unreachable, tokenURI: account.tokenURI, detail: error.description)
         }
         let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
-        guard response.status == 200 else {
-            let code = object?["error"] as? String ?? "status \(response.status)"
+        guard response.status == .ok else {
+            let code = object?["error"] as? String ?? "status \(response.status.code)"
             let description = object?["error_description"] as? String
             logger.error(
                 "OAuth2 token exchange refused",
-                metadata: ["herald.project": "\(account.projectID)", "status": "\(response.status)", "error": "\(code)"]
+                metadata: ["herald.project": "\(account.projectID)", "status": "\(response.status.code)", "error": "\(code)"]
             )
-            throw FCMAccessTokenError(.refused, tokenURI: account.tokenURI, status: response.status, detail: [code, description].compactMap { $0 }.joined(separator: ": "))
+            throw FCMAccessTokenError(.refused, tokenURI: account.tokenURI, status: response.status.code, detail: [code, description].compactMap { $0 }.joined(separator: ": "))
         }
         guard let token = object?["access_token"] as? String, !token.isEmpty else {
-            throw FCMAccessTokenError(.invalidResponse, tokenURI: account.tokenURI, status: response.status, detail: "no access_token in the answer")
+            throw FCMAccessTokenError(.invalidResponse, tokenURI: account.tokenURI, status: response.status.code, detail: "no access_token in the answer")
         }
         let lifetime = (object?["expires_in"] as? NSNumber)?.doubleValue ?? 3600
         return Cached(token: token, expiresAt: now.addingTimeInterval(lifetime))

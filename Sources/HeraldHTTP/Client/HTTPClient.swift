@@ -5,11 +5,12 @@ import Synchronization
 /// An asynchronous HTTP/2 client over the libcurl multi interface, for sending many requests
 /// to a few hosts over a few multiplexed connections (APNs, FCM).
 ///
-/// Thread rules: `HTTPClient` is `Sendable`; call ``execute(_:)`` from any task, as often and as
-/// concurrently as you like. Each client starts ONE driver thread that owns the libcurl multi
-/// handle and every easy handle; requests reach it through a locked queue and
-/// `curl_multi_wakeup`, and its completions resume the callers' continuations. No libcurl call
-/// runs on the Swift cooperative pool.
+/// Thread rules: `HTTPClient` is `Sendable`; call ``execute(_:)`` from any task, and
+/// ``submit(_:completion:)`` from any thread, as often and as concurrently as you like. Each
+/// client starts ONE driver thread that owns the libcurl multi handle and every easy handle;
+/// requests reach it through a locked queue and `curl_multi_wakeup` (one wakeup per driver
+/// turn, however many requests arrive), and it calls completions (which resume `execute`'s
+/// continuations) itself. No libcurl call runs on the Swift cooperative pool.
 ///
 /// Lifetime: call ``shutdown()`` when done (it is idempotent). A client that is dropped without
 /// it stops its thread too, failing what was in flight.
@@ -46,7 +47,7 @@ public final class HTTPClient: Sendable {
     /// - Throws: ``HTTPClientError`` (`.timeout`, `.couldNotConnect`, `.tlsFailure`,
     ///   `.proxyFailure`, `.invalidRequest`, `.shutdown`, …) or `CancellationError` if the task is
     ///   cancelled, in which case the request is removed from its connection at once.
-    public func execute(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func execute(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
         try Self.validate(request)
         let pending = PendingRequest(id: nextID.add(1, ordering: .relaxed).newValue, request: request)
         counters.inFlight.add(1, ordering: .relaxed)
@@ -54,7 +55,7 @@ public final class HTTPClient: Sendable {
         do {
             let response = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    guard pending.install(continuation) else {
+                    guard pending.install({ continuation.resume(with: $0) }) else {
                         continuation.resume(throwing: CancellationError())
                         return
                     }
@@ -75,6 +76,40 @@ public final class HTTPClient: Sendable {
         }
     }
 
+    /// Sends `request` without a task: `completion` is called exactly once with the response
+    /// (whatever its status) or the error, on the client's driver thread, or at once on the
+    /// caller's thread when the request is refused before it is queued (invalid, or the
+    /// client is shut down). For callers that keep many requests in flight (the senders' batch
+    /// path): no task, continuation or actor hop per request.
+    ///
+    /// `completion` runs on the thread that drives every transfer of this client: it must be
+    /// quick and must never block or wait for another request of the same client.
+    public func submit(_ request: HTTPClientRequest, completion: @escaping @Sendable (Result<HTTPClientResponse, HTTPClientError>) -> Void) {
+        do {
+            try Self.validate(request)
+        } catch {
+            counters.requestsFailed.add(1, ordering: .relaxed)
+            completion(.failure(error))
+            return
+        }
+        let counters = self.counters
+        counters.inFlight.add(1, ordering: .relaxed)
+        let pending = PendingRequest(id: nextID.add(1, ordering: .relaxed).newValue, request: request) { result in
+            counters.inFlight.subtract(1, ordering: .relaxed)
+            switch result {
+            case .success(let response):
+                counters.requestsCompleted.add(1, ordering: .relaxed)
+                completion(.success(response))
+            case .failure(let error):
+                counters.requestsFailed.add(1, ordering: .relaxed)
+                completion(.failure(error as? HTTPClientError ?? Self.unexpected(error, request)))
+            }
+        }
+        if !mailbox.submit(pending) {
+            pending.finish(.failure(Self.shutdownError(request)))
+        }
+    }
+
     /// Counters since the client was made.
     public var statistics: HTTPClientStatistics {
         counters.snapshot
@@ -89,39 +124,22 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    private static func shutdownError(_ request: HTTPRequest) -> HTTPClientError {
+    private static func shutdownError(_ request: HTTPClientRequest) -> HTTPClientError {
         HTTPClientError(code: .shutdown, call: "HTTPClient.execute", detail: "the HTTP client was shut down", url: request.url)
     }
 
-    /// Rejects what libcurl would send wrongly or refuse: CR, LF or NUL in the URL or a header
-    /// (header injection), header names that are not HTTP tokens.
-    static func validate(_ request: HTTPRequest) throws {
-        func invalid(_ detail: String) -> HTTPClientError {
-            HTTPClientError(code: .invalidRequest, call: "HTTPClient.execute", detail: detail, url: request.url)
-        }
-        let forbidden: (UInt8) -> Bool = { $0 == 0 || $0 == 10 || $0 == 13 }
-        guard !request.url.isEmpty, !request.url.utf8.contains(where: { forbidden($0) || $0 == 32 }) else {
-            throw invalid("the URL is empty or contains spaces or control characters")
-        }
-        guard !request.method.rawValue.isEmpty, request.method.rawValue.utf8.allSatisfy(isTokenByte) else {
-            throw invalid("the method is not an HTTP token")
-        }
-        for field in request.headers {
-            guard !field.name.isEmpty, field.name.utf8.allSatisfy(isTokenByte) else {
-                throw invalid("header name \"\(field.name)\" is not an HTTP token")
-            }
-            guard !field.value.utf8.contains(where: forbidden) else {
-                throw invalid("the value of header \"\(field.name)\" contains CR, LF or NUL")
-            }
-        }
+    /// The driver reports only ``HTTPClientError``s (cancellation is for `execute`'s tasks).
+    private static func unexpected(_ error: any Error, _ request: HTTPClientRequest) -> HTTPClientError {
+        HTTPClientError(code: .internalFailure, call: "HTTPClient.submit", detail: "\(error)", url: request.url)
     }
 
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default:
-            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+    /// Rejects a URL that libcurl would send wrongly or refuse: empty, or with a space, CR, LF
+    /// or NUL. (Method and header fields are valid by construction: swift-http-types.)
+    static func validate(_ request: HTTPClientRequest) throws(HTTPClientError) {
+        guard !request.url.isEmpty, !request.url.utf8.contains(where: { $0 == 0 || $0 == 10 || $0 == 13 || $0 == 32 }) else {
+            throw HTTPClientError(
+                code: .invalidRequest, call: "HTTPClient.execute", detail: "the URL is empty or contains spaces or control characters", url: request.url
+            )
         }
     }
 }

@@ -63,7 +63,9 @@ final class CurlDriver {
         self.counters = counters
         self.logger = logger
         self.viaProxy = settings.proxy != nil
-        self.maxIdleHandles = min(256, settings.maxConcurrentStreamsPerConnection * settings.maxConnectionsPerHost)
+        // Enough for every stream the connections can carry, so that a steady load reuses
+        // configured handles instead of making new ones.
+        self.maxIdleHandles = min(1024, settings.maxConcurrentStreamsPerConnection * settings.maxConnectionsPerHost)
     }
 
     /// The driver thread's body; returns after shutdown, with every handle freed.
@@ -131,7 +133,7 @@ final class CurlDriver {
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
             let result = message.pointee.data.result
             guard let transfer = remove(key: Int(bitPattern: handle)) else { continue }
-            let outcome: Result<HTTPResponse, any Error> =
+            let outcome: Result<HTTPClientResponse, any Error> =
                 result == CURLE_OK ? .success(transfer.response()) : .failure(transfer.failure(result, viaProxy: viaProxy))
             counters.connectionsOpened.add(transfer.connectionsOpened, ordering: .relaxed)
             recycle(transfer.easy)
@@ -160,11 +162,11 @@ final class CurlDriver {
 
     private func recycle(_ easy: EasyHandle) {
         guard idleHandles.count < maxIdleHandles else { return }  // freed by EasyHandle.deinit
-        easy.reset()
+        easy.recycle()
         idleHandles.append(easy)
     }
 
-    private func finish(_ request: PendingRequest, _ result: Result<HTTPResponse, any Error>) {
+    private func finish(_ request: PendingRequest, _ result: Result<HTTPClientResponse, any Error>) {
         request.finish(result)
     }
 

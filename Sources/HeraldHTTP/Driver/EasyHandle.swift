@@ -27,10 +27,13 @@ final class EasyHandle {
     /// Identifies the handle in the driver's tables and in `curl_multi_info_read` messages.
     var key: Int { Int(bitPattern: raw) }
 
-    /// Back to a blank handle for the next request (libcurl keeps connections in the multi
-    /// handle, so nothing of value is lost).
-    func reset() {
-        curl_easy_reset(raw)
+    /// The options every request of the client shares are set (``Transfer`` sets them once per
+    /// handle, and only the request's own options on a recycled handle).
+    var isConfigured = false
+
+    /// Ready for the next request: the error buffer cleared, every option kept (connections
+    /// live in the multi handle, not here).
+    func recycle() {
         errorBuffer[0] = 0
     }
 
@@ -56,6 +59,11 @@ final class EasyHandle {
     func set(_ option: CURLoption, _ value: String) throws {
         let code = value.withCString { herald_curl_easy_setopt_string(raw, option, $0) }
         try Curl.check(code, call: Self.setopt(option))
+    }
+
+    /// Sets a string option back to NULL (libcurl's default).
+    func clear(_ option: CURLoption) throws {
+        try Curl.check(herald_curl_easy_setopt_pointer(raw, option, nil), call: Self.setopt(option))
     }
 
     func set(_ option: CURLoption, offset value: Int64) throws {

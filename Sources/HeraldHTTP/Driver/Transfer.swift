@@ -1,4 +1,5 @@
 internal import CCurl
+import HTTPTypes
 
 /// One request while libcurl carries it: the easy handle, the header list libcurl reads while
 /// sending, and the response as it arrives through the write and header callbacks.
@@ -12,7 +13,7 @@ final class Transfer {
     let easy: EasyHandle
     /// `CURLOPT_HTTPHEADER` is not copied by libcurl: the list lives until the transfer ends.
     private var headerList: UnsafeMutablePointer<curl_slist>?
-    private var responseHeaders: [HTTPHeaders.Field] = []
+    private var responseHeaders = HTTPFields()
     private var body: [UInt8] = []
     private let bodyLimit: Int
     private(set) var bodyTooLarge = false
@@ -27,28 +28,41 @@ final class Transfer {
         if let headerList { curl_slist_free_all(headerList) }
     }
 
-    /// Sets every option of the request on a freshly reset easy handle.
+    /// Sets the request's options on its easy handle: all of them on a new handle, only what
+    /// changes from request to request (URL, method and body, header fields, timeout, callback
+    /// data) on a recycled one, whose connection-level options are still set.
     func configure(_ resolved: ResolvedConfiguration) throws {
-        let configuration = resolved.configuration
         let request = pending.request
+        if !easy.isConfigured {
+            try configureHandle(resolved)
+            easy.isConfigured = true
+        }
         let this = Unmanaged.passUnretained(self).toOpaque()
+        try easy.set(CURLOPT_URL, request.url)
+        try easy.set(CURLOPT_WRITEDATA, pointer: this)
+        try easy.set(CURLOPT_HEADERDATA, pointer: this)
+        let timeout = request.timeout.map(ResolvedConfiguration.milliseconds) ?? resolved.requestTimeoutMilliseconds
+        try easy.set(CURLOPT_TIMEOUT_MS, timeout)
+        try configureMethodAndBody(request)
+        try configureHeaders(request.headerFields)
+    }
 
+    /// What every request of the client shares: callbacks, protocol, timeouts, TLS, proxy.
+    private func configureHandle(_ resolved: ResolvedConfiguration) throws {
+        let configuration = resolved.configuration
         try easy.set(CURLOPT_NOSIGNAL, true)
         try easy.attachErrorBuffer()
-        try easy.set(CURLOPT_URL, request.url)
         try easy.set(CURLOPT_WRITEFUNCTION, callback: { buffer, size, count, userdata in
             guard let buffer, let userdata else { return 0 }
             let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
             return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
         })
-        try easy.set(CURLOPT_WRITEDATA, pointer: this)
         try easy.set(CURLOPT_HEADERFUNCTION, callback: { buffer, size, count, userdata in
             guard let buffer, let userdata else { return 0 }
             let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
             transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count))
             return size * count
         })
-        try easy.set(CURLOPT_HEADERDATA, pointer: this)
 
         switch configuration.httpVersion.kind {
         case .http2TLS: try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
@@ -63,8 +77,6 @@ final class Transfer {
         // Without PIPEWAIT a burst of requests opens one connection each before the first
         // connection has confirmed it can multiplex.
         try easy.set(CURLOPT_PIPEWAIT, true)
-        let timeout = request.timeout.map(ResolvedConfiguration.milliseconds) ?? resolved.requestTimeoutMilliseconds
-        try easy.set(CURLOPT_TIMEOUT_MS, timeout)
         try easy.set(CURLOPT_CONNECTTIMEOUT_MS, resolved.connectTimeoutMilliseconds)
         // Provider connections live long and idle between bursts; TCP keepalive notices a peer
         // (or a NAT or proxy in between) that silently went away.
@@ -75,8 +87,6 @@ final class Transfer {
         if let userAgent = configuration.userAgent {
             try easy.set(CURLOPT_USERAGENT, userAgent)
         }
-        try configureMethodAndBody(request)
-        try configureHeaders(request.headers)
     }
 
     private func configureTLS(_ tls: HTTPClientConfiguration.TLS, caBlob: [UInt8]?) throws {
@@ -126,39 +136,47 @@ final class Transfer {
         try easy.set(CURLOPT_PROXY_SSL_VERIFYHOST, proxy.verifyPeer ? 2 : 0)
     }
 
-    private func configureMethodAndBody(_ request: HTTPRequest) throws {
+    /// Sets every method option, so that nothing is left over from the handle's last request.
+    private func configureMethodAndBody(_ request: HTTPClientRequest) throws {
         let method = request.method
         if method == .head {
             try easy.set(CURLOPT_NOBODY, true)
-        } else if method == .get && request.body.isEmpty {
-            try easy.set(CURLOPT_HTTPGET, true)
+            try easy.clear(CURLOPT_CUSTOMREQUEST)
         } else if !request.body.isEmpty || method == .post || method == .put || method == .patch {
+            try easy.set(CURLOPT_NOBODY, false)
             try easy.setBody(request.body)
-            if method != .post { try easy.set(CURLOPT_CUSTOMREQUEST, method.rawValue) }
+            if method == .post {
+                try easy.clear(CURLOPT_CUSTOMREQUEST)
+            } else {
+                try easy.set(CURLOPT_CUSTOMREQUEST, method.rawValue)
+            }
         } else {
-            try easy.set(CURLOPT_CUSTOMREQUEST, method.rawValue)
+            try easy.set(CURLOPT_HTTPGET, true)
+            if method == .get {
+                try easy.clear(CURLOPT_CUSTOMREQUEST)
+            } else {
+                try easy.set(CURLOPT_CUSTOMREQUEST, method.rawValue)
+            }
         }
     }
 
-    private func configureHeaders(_ headers: HTTPHeaders) throws {
-        var lines: [String] = []
-        lines.reserveCapacity(headers.count + 2)
-        for field in headers {
-            // "Name;" is libcurl's way to send a header with an empty value ("Name:" removes it).
-            lines.append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
-        }
-        // Remove what libcurl would add on its own for a body: a form content type and, over
-        // HTTP/1.1, a 100-continue round trip.
-        if !headers.contains("content-type") { lines.append("Content-Type:") }
-        if !headers.contains("expect") { lines.append("Expect:") }
+    private func configureHeaders(_ fields: HTTPFields) throws {
         var list: UnsafeMutablePointer<curl_slist>?
-        for line in lines {
+        func append(_ line: String) throws {
             guard let appended = curl_slist_append(list, line) else {
                 if let list { curl_slist_free_all(list) }
                 throw HTTPClientError(code: .internalFailure, call: "curl_slist_append", detail: "returned NULL")
             }
             list = appended
         }
+        for field in fields {
+            // "Name;" is libcurl's way to send a header with an empty value ("Name:" removes it).
+            try append(field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
+        }
+        // Remove what libcurl would add on its own for a body: a form content type and, over
+        // HTTP/1.1, a 100-continue round trip.
+        if fields[.contentType] == nil { try append("Content-Type:") }
+        if fields[.expect] == nil { try append("Expect:") }
         headerList = list
         try easy.set(CURLOPT_HTTPHEADER, list: list)
     }
@@ -186,12 +204,10 @@ final class Transfer {
             responseHeaders.removeAll(keepingCapacity: true)
             return
         }
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
-        let name = Self.trimmed(line[..<colon])
-        let value = Self.trimmed(line[(colon + 1)...])
-        responseHeaders.append(
-            HTTPHeaders.Field(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
-        )
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")),
+            let name = HTTPField.Name(String(decoding: Self.trimmed(line[..<colon]), as: UTF8.self))
+        else { return }
+        responseHeaders.append(HTTPField(name: name, lenientValue: Self.trimmed(line[(colon + 1)...])))
     }
 
     private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
@@ -207,17 +223,17 @@ final class Transfer {
     var connectionsOpened: Int { easy.info(CURLINFO_NUM_CONNECTS) ?? 0 }
 
     /// The response of a transfer that ended with `CURLE_OK`.
-    func response() -> HTTPResponse {
-        let version: HTTPVersion =
+    func response() -> HTTPClientResponse {
+        let version: HTTPClientResponse.Version =
             switch easy.info(CURLINFO_HTTP_VERSION) ?? 0 {
             case Int(CURL_HTTP_VERSION_1_0): .http1_0
             case Int(CURL_HTTP_VERSION_2_0): .http2
             case Int(CURL_HTTP_VERSION_3): .http3
             default: .http1_1
             }
-        return HTTPResponse(
-            status: easy.info(CURLINFO_RESPONSE_CODE) ?? 0,
-            headers: HTTPHeaders(fields: responseHeaders),
+        return HTTPClientResponse(
+            status: HTTPResponse.Status(code: min(999, max(0, easy.info(CURLINFO_RESPONSE_CODE) ?? 0))),
+            headerFields: responseHeaders,
             body: body,
             version: version,
             localPort: easy.info(CURLINFO_LOCAL_PORT),

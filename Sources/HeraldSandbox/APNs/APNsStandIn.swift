@@ -23,11 +23,13 @@ import X509
 /// - 400 `PayloadEmpty`, 413 `PayloadTooLarge` (over 4096 bytes), 400 `BadPayload` (not a JSON
 ///   object with an `aps` dictionary; Apple documents no reason for this, the sandbox names one);
 /// - then the token's ``TokenBehavior``: 410 `Unregistered`, 429 `TooManyRequests` with
-///   `Retry-After`, 503 `ServiceUnavailable`, a delay.
+///   `Retry-After`, 503 `ServiceUnavailable`, a delay (a timer: the verdict is taken, and an
+///   accepted push recorded, when the request arrives).
 ///
 /// Accepted pushes answer 200 with `apns-id` and are recorded.
 ///
-/// Thread rules: `Sendable`; ``handle(_:)`` runs concurrently for every request.
+/// Thread rules: `Sendable`; ``respond(to:)`` runs concurrently for every request, on the
+/// servers' event loops.
 public final class APNsStandIn: Sendable {
     public let topics: [String]
     public let keyID: String
@@ -37,6 +39,9 @@ public final class APNsStandIn: Sendable {
     private let book: BehaviorBook
     private let recorder: SandboxRecorder
     private let clock: @Sendable () -> Date
+
+    /// Headers APNs refuses to see twice (`DuplicateHeaders`).
+    static let singleHeaders = ["authorization", "apns-topic", "apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id"]
 
     static let pushTypes: Set<String> = [
         "alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity", "pushtotalk", "widgets", "controls",
@@ -65,99 +70,131 @@ public final class APNsStandIn: Sendable {
     /// Distinct provider tokens whose signature verified.
     public var providerTokensSeen: Int { tokens.tokensVerified }
 
-    func handle(_ request: ServerRequest) async -> ServerResponse {
-        let apnsID = request.header("apns-id") ?? UUID().uuidString.lowercased()
+    /// Answers at once from what is cached; a provider token never seen before is verified
+    /// first (a task, once per token).
+    func respond(to request: ServerRequest) -> ServerReply {
         let deviceToken = Self.deviceToken(in: request.path)
         if let deviceToken, !deviceToken.isEmpty { book.countRequest(deviceToken) }
-        switch await evaluate(request, deviceToken: deviceToken) {
-        case .success(let topic):
+        let evaluation = evaluate(request, deviceToken: deviceToken)
+        guard case .unverified(let providerToken) = evaluation else {
+            return conclude(request, deviceToken: deviceToken, evaluation)
+        }
+        return .later {
+            await self.tokens.verify(providerToken)
+            let reply = self.conclude(request, deviceToken: deviceToken, self.evaluate(request, deviceToken: deviceToken))
+            guard case .response(let response) = reply.kind else { return ServerResponse(status: 500) }
+            if reply.delay > .zero { try? await Task.sleep(for: reply.delay) }
+            return response
+        }
+    }
+
+    /// What the checks found: the topic of an accepted push, Apple's rejection, or a provider
+    /// token to verify first; with the token's scripted delay.
+    enum Evaluation {
+        case accepted(topic: String, delay: Duration)
+        case rejected(APNsRejection, delay: Duration = .zero)
+        case unverified(String)
+    }
+
+    /// Counts, records and answers an evaluated request.
+    private func conclude(_ request: ServerRequest, deviceToken: String?, _ evaluation: Evaluation) -> ServerReply {
+        let apnsID = request.header("apns-id") ?? UUID().uuidString.lowercased()
+        switch evaluation {
+        case .accepted(let topic, let delay):
             let token = deviceToken ?? ""
             book.countAccepted(token)
             recorder.record(
                 RecordedPush(
                     provider: .apns, time: clock(), connectionID: request.connectionID, streamID: request.streamID, path: request.path,
-                    headers: Self.recordedHeaders(request), body: request.body, token: token, app: topic
+                    headers: Self.recordedHeaders(request), body: request.body, token: token, app: topic,
+                    bodyIsJSONObject: true
                 )
             )
-            return ServerResponse(status: 200, headers: [("apns-id", apnsID)])
-        case .failure(let rejection):
+            return .now(ServerResponse(status: 200, headers: [("apns-id", apnsID)]), after: delay)
+        case .rejected(let rejection, let delay):
             if let deviceToken, !deviceToken.isEmpty { book.countRejection(deviceToken, reason: rejection.reason) }
-            return rejection.response(apnsID: apnsID, now: clock())
+            return .now(rejection.response(apnsID: apnsID, now: clock()), after: delay)
+        case .unverified:
+            // Verified just before: the cache has its verdict, so this is never reached.
+            return conclude(request, deviceToken: deviceToken, .rejected(APNsRejection(403, "InvalidProviderToken")))
         }
     }
 
     /// Every check, in the order APNs applies them; the topic when the push is accepted.
-    private func evaluate(_ request: ServerRequest, deviceToken: String?) async -> Result<String, APNsRejection> {
-        guard request.method == "POST" else { return .failure(APNsRejection(405, "MethodNotAllowed")) }
-        guard let deviceToken else { return .failure(APNsRejection(404, "BadPath")) }
-        guard !deviceToken.isEmpty else { return .failure(APNsRejection(400, "MissingDeviceToken")) }
-        for name in ["authorization", "apns-topic", "apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id", "apns-id"] {
-            if request.headerValues(name).count > 1 { return .failure(APNsRejection(400, "DuplicateHeaders")) }
+    private func evaluate(_ request: ServerRequest, deviceToken: String?) -> Evaluation {
+        guard request.method == "POST" else { return .rejected(APNsRejection(405, "MethodNotAllowed")) }
+        guard let deviceToken else { return .rejected(APNsRejection(404, "BadPath")) }
+        guard !deviceToken.isEmpty else { return .rejected(APNsRejection(400, "MissingDeviceToken")) }
+        var seen = 0
+        for field in request.headers {
+            guard let index = Self.singleHeaders.firstIndex(where: { ServerRequest.sameName($0, field.name) }) else { continue }
+            guard seen & (1 << index) == 0 else { return .rejected(APNsRejection(400, "DuplicateHeaders")) }
+            seen |= 1 << index
         }
         let topic: String
         if let certificateTopic = Self.certificateTopic(request) {
             // Certificate authentication: the certificate names the one topic it may push to.
             topic = request.header("apns-topic") ?? certificateTopic
-            guard topic == certificateTopic, topics.contains(topic) else { return .failure(APNsRejection(400, "TopicDisallowed")) }
+            guard topic == certificateTopic, topics.contains(topic) else { return .rejected(APNsRejection(400, "TopicDisallowed")) }
         } else {
-            if let rejection = await tokens.check(authorization: request.header("authorization"), connectionID: request.connectionID, now: clock()) {
-                return .failure(rejection)
+            switch tokens.check(authorization: request.header("authorization"), connectionID: request.connectionID, now: clock()) {
+            case .accepted: break
+            case .rejected(let rejection): return .rejected(rejection)
+            case .unverified(let token): return .unverified(token)
             }
-            guard let header = request.header("apns-topic"), !header.isEmpty else { return .failure(APNsRejection(400, "MissingTopic")) }
+            guard let header = request.header("apns-topic"), !header.isEmpty else { return .rejected(APNsRejection(400, "MissingTopic")) }
             topic = header
         }
-        guard topic.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else { return .failure(APNsRejection(400, "BadTopic")) }
-        guard topics.contains(topic) else { return .failure(APNsRejection(400, "TopicDisallowed")) }
+        guard topic.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else { return .rejected(APNsRejection(400, "BadTopic")) }
+        guard topics.contains(topic) else { return .rejected(APNsRejection(400, "TopicDisallowed")) }
         let hexDigits = deviceToken.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20) }
         guard hexDigits, deviceToken.utf8.count.isMultiple(of: 2), (64...200).contains(deviceToken.utf8.count) else {
-            return .failure(APNsRejection(400, "BadDeviceToken"))
+            return .rejected(APNsRejection(400, "BadDeviceToken"))
         }
 
         guard let pushType = request.header("apns-push-type"), Self.pushTypes.contains(pushType) else {
-            return .failure(APNsRejection(400, "InvalidPushType"))
+            return .rejected(APNsRejection(400, "InvalidPushType"))
         }
         let priority: Int
         if let raw = request.header("apns-priority") {
-            guard let value = Int(raw), [10, 5, 1].contains(value) else { return .failure(APNsRejection(400, "BadPriority")) }
+            guard let value = Int(raw), [10, 5, 1].contains(value) else { return .rejected(APNsRejection(400, "BadPriority")) }
             priority = value
         } else {
             priority = 10
         }
-        if pushType == "background", priority != 5 { return .failure(APNsRejection(400, "BadPriority")) }
+        if pushType == "background", priority != 5 { return .rejected(APNsRejection(400, "BadPriority")) }
         if let raw = request.header("apns-expiration") {
-            guard let value = Int64(raw), value >= 0 else { return .failure(APNsRejection(400, "BadExpirationDate")) }
+            guard let value = Int64(raw), value >= 0 else { return .rejected(APNsRejection(400, "BadExpirationDate")) }
         }
         if let collapseID = request.header("apns-collapse-id"), collapseID.utf8.count > 64 {
-            return .failure(APNsRejection(400, "BadCollapseId"))
+            return .rejected(APNsRejection(400, "BadCollapseId"))
         }
         if let id = request.header("apns-id"), UUID(uuidString: id) == nil {
-            return .failure(APNsRejection(400, "BadMessageId"))
+            return .rejected(APNsRejection(400, "BadMessageId"))
         }
 
-        guard !request.body.isEmpty else { return .failure(APNsRejection(400, "PayloadEmpty")) }
-        guard request.body.count <= maxPayloadBytes else { return .failure(APNsRejection(413, "PayloadTooLarge")) }
+        guard !request.body.isEmpty else { return .rejected(APNsRejection(400, "PayloadEmpty")) }
+        guard request.body.count <= maxPayloadBytes else { return .rejected(APNsRejection(413, "PayloadTooLarge")) }
         guard let payload = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any],
               let aps = payload["aps"] as? [String: Any]
-        else { return .failure(APNsRejection(400, "BadPayload")) }
+        else { return .rejected(APNsRejection(400, "BadPayload")) }
         switch pushType {
         case "background":
-            guard (aps["content-available"] as? NSNumber)?.intValue == 1 else { return .failure(APNsRejection(400, "InvalidPushType")) }
+            guard (aps["content-available"] as? NSNumber)?.intValue == 1 else { return .rejected(APNsRejection(400, "InvalidPushType")) }
         case "alert":
-            guard aps["alert"] != nil || aps["sound"] != nil || aps["badge"] != nil else { return .failure(APNsRejection(400, "InvalidPushType")) }
+            guard aps["alert"] != nil || aps["sound"] != nil || aps["badge"] != nil else { return .rejected(APNsRejection(400, "InvalidPushType")) }
         default:
             break
         }
 
         let behavior = book.behavior(for: deviceToken)
-        if let delay = behavior?.delayMilliseconds, delay > 0 {
-            try? await Task.sleep(for: .milliseconds(delay))
-        }
-        if let bound = behavior?.topic, bound != topic { return .failure(APNsRejection(400, "DeviceTokenNotForTopic")) }
+        let delay = Duration.milliseconds(max(0, behavior?.delayMilliseconds ?? 0))
+        if let bound = behavior?.topic, bound != topic { return .rejected(APNsRejection(400, "DeviceTokenNotForTopic"), delay: delay) }
         switch book.verdict(for: deviceToken) {
-        case .accept: return .success(topic)
-        case .unregistered: return .failure(APNsRejection(410, "Unregistered"))
-        case .throttled(let seconds): return .failure(APNsRejection(429, "TooManyRequests", retryAfter: seconds))
-        case .unavailable: return .failure(APNsRejection(503, "ServiceUnavailable"))
+        case .accept: return .accepted(topic: topic, delay: delay)
+        case .unregistered: return .rejected(APNsRejection(410, "Unregistered"), delay: delay)
+        case .throttled(let seconds): return .rejected(APNsRejection(429, "TooManyRequests", retryAfter: seconds), delay: delay)
+        case .unavailable: return .rejected(APNsRejection(503, "ServiceUnavailable"), delay: delay)
         }
     }
 
@@ -176,9 +213,12 @@ public final class APNsStandIn: Sendable {
     static func deviceToken(in path: String) -> String? {
         let prefix = "/3/device/"
         guard path.hasPrefix(prefix) else { return path == "/3/device" ? "" : nil }
-        var token = String(path.dropFirst(prefix.count))
-        if let query = token.firstIndex(of: "?") { token = String(token[..<query]) }
-        return token.removingPercentEncoding ?? token
+        var token = path.utf8.dropFirst(prefix.utf8.count)
+        if let query = token.firstIndex(of: UInt8(ascii: "?")) { token = token[..<query] }
+        let text = String(Substring(token))
+        // Percent-decoding only when there is something to decode (hex tokens never do).
+        guard token.contains(UInt8(ascii: "%")) else { return text }
+        return text.removingPercentEncoding ?? text
     }
 
     static func recordedHeaders(_ request: ServerRequest) -> [String: String] {

@@ -17,7 +17,8 @@ import Synchronization
 ///
 /// Accepted messages answer `{"name":"projects/<project>/messages/<id>"}` and are recorded.
 ///
-/// Thread rules: `Sendable`; ``handle(_:)`` runs concurrently for every request.
+/// Thread rules: `Sendable`; ``respond(to:)`` runs concurrently for every request, on the
+/// servers' event loops.
 public final class FCMStandIn: Sendable {
     public let projectID: String
     public let maxPayloadBytes: Int
@@ -38,32 +39,37 @@ public final class FCMStandIn: Sendable {
         self.clock = clock
     }
 
-    func handle(_ request: ServerRequest) async -> ServerResponse {
+    func respond(to request: ServerRequest) -> ServerReply {
         let path = request.path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.path
         let prefix = "/v1/projects/"
         let suffix = "/messages:send"
         guard path.hasPrefix(prefix), path.hasSuffix(suffix), path.count > prefix.count + suffix.count else {
-            return GoogleErrorBody.api(status: 404, canonical: "NOT_FOUND", message: "Requested entity was not found.")
+            return .now(GoogleErrorBody.api(status: 404, canonical: "NOT_FOUND", message: "Requested entity was not found."))
         }
         let project = String(path.dropFirst(prefix.count).dropLast(suffix.count)).removingPercentEncoding ?? ""
         guard request.method == "POST" else {
-            return GoogleErrorBody.api(status: 405, canonical: "METHOD_NOT_ALLOWED", message: "Method not allowed; use POST.")
+            return .now(GoogleErrorBody.api(status: 405, canonical: "METHOD_NOT_ALLOWED", message: "Method not allowed; use POST."))
         }
         let authorization = request.header("authorization") ?? ""
         let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer", oauth.isValid(String(parts[1])) else {
-            return GoogleErrorBody.api(
-                status: 401, canonical: "UNAUTHENTICATED",
-                message: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+            return .now(
+                GoogleErrorBody.api(
+                    status: 401, canonical: "UNAUTHENTICATED",
+                    message: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+                )
             )
         }
         guard project == projectID else {
-            return GoogleErrorBody.api(status: 403, canonical: "PERMISSION_DENIED", message: "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project.prefix(64))' (or it may not exist).")
+            return .now(
+                GoogleErrorBody.api(
+                    status: 403, canonical: "PERMISSION_DENIED",
+                    message: "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project.prefix(64))' (or it may not exist)."
+                )
+            )
         }
 
-        let token: String?
-        let outcome: Result<Void, FCMRejection>
-        (token, outcome) = await evaluate(request)
+        let (token, outcome, delay) = evaluate(request)
         switch outcome {
         case .success:
             let token = token ?? ""
@@ -71,19 +77,40 @@ public final class FCMStandIn: Sendable {
             recorder.record(
                 RecordedPush(
                     provider: .fcm, time: clock(), connectionID: request.connectionID, streamID: request.streamID, path: request.path,
-                    headers: APNsStandIn.recordedHeaders(request), body: request.body, token: token, app: project
+                    headers: APNsStandIn.recordedHeaders(request), body: request.body, token: token, app: project,
+                    bodyIsJSONObject: true
                 )
             )
             let id = messageCounter.add(1, ordering: .relaxed).newValue
-            return .json(GoogleErrorBody.encode(["name": "projects/\(projectID)/messages/0:\(id)%sandbox"]))
+            return .now(.json(Array(#"{"name":"projects/\#(projectID)/messages/0:\#(id)%sandbox"}"#.utf8)), after: delay)
         case .failure(let rejection):
             if let token, !token.isEmpty { book.countRejection(token, reason: rejection.errorCode ?? rejection.canonical) }
-            return rejection.response
+            return .now(rejection.response, after: delay)
         }
     }
 
-    /// The message checks; the registration token (when there is one) and the verdict.
-    private func evaluate(_ request: ServerRequest) async -> (String?, Result<Void, FCMRejection>) {
+    /// The message checks; the registration token (when there is one), the verdict and the
+    /// token's scripted delay.
+    private func evaluate(_ request: ServerRequest) -> (String?, Result<Void, FCMRejection>, Duration) {
+        let (token, validation) = validate(request)
+        guard case .success = validation, let token else { return (token, validation, .zero) }
+        let delay = Duration.milliseconds(max(0, book.behavior(for: token)?.delayMilliseconds ?? 0))
+        switch book.verdict(for: token) {
+        case .accept:
+            return (token, .success(()), delay)
+        case .unregistered:
+            return (token, .failure(FCMRejection(status: 404, canonical: "NOT_FOUND", message: "Requested entity was not found.", errorCode: "UNREGISTERED")), delay)
+        case .throttled(let seconds):
+            let rejection = FCMRejection(status: 429, canonical: "RESOURCE_EXHAUSTED", message: "Quota exceeded for the device.", errorCode: "QUOTA_EXCEEDED", retryAfter: seconds)
+            return (token, .failure(rejection), delay)
+        case .unavailable:
+            return (token, .failure(FCMRejection(status: 503, canonical: "UNAVAILABLE", message: "The service is currently unavailable.", errorCode: "UNAVAILABLE")), delay)
+        }
+    }
+
+    /// The message checks: the registration token (when there is one) and whether the message
+    /// is one FCM takes.
+    private func validate(_ request: ServerRequest) -> (String?, Result<Void, FCMRejection>) {
         guard let root = (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] else {
             return (nil, .failure(.invalid("Invalid JSON payload received. The body is not a JSON object.")))
         }
@@ -152,22 +179,7 @@ public final class FCMStandIn: Sendable {
         guard size <= maxPayloadBytes else {
             return (token, .failure(.invalid("Android message is too big", errorCode: "INVALID_ARGUMENT")))
         }
-        guard let token else { return (nil, .success(())) }
-
-        let behavior = book.behavior(for: token)
-        if let delay = behavior?.delayMilliseconds, delay > 0 {
-            try? await Task.sleep(for: .milliseconds(delay))
-        }
-        switch book.verdict(for: token) {
-        case .accept:
-            return (token, .success(()))
-        case .unregistered:
-            return (token, .failure(FCMRejection(status: 404, canonical: "NOT_FOUND", message: "Requested entity was not found.", errorCode: "UNREGISTERED")))
-        case .throttled(let seconds):
-            return (token, .failure(FCMRejection(status: 429, canonical: "RESOURCE_EXHAUSTED", message: "Quota exceeded for the device.", errorCode: "QUOTA_EXCEEDED", retryAfter: seconds)))
-        case .unavailable:
-            return (token, .failure(FCMRejection(status: 503, canonical: "UNAVAILABLE", message: "The service is currently unavailable.", errorCode: "UNAVAILABLE")))
-        }
+        return (token, .success(()))
     }
 
     /// FCM registration tokens: 1–4096 characters of base64url and `:`.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// The APNs and FCM stand-ins of ``Sandbox/start(_:logger:)``, running: their ports and URLs,
 /// the files a worker needs, the scripted behaviours, what was accepted and the counters.
@@ -17,6 +18,7 @@ public final class RunningSandbox: Sendable {
     public let recorder: SandboxRecorder
     let apnsServer: HTTP2Server
     let fcmServer: HTTP2Server
+    private let responseDelayNanoseconds: Atomic<Int>
 
     init(
         configuration: SandboxConfiguration, credentials: SandboxCredentials, files: SandboxFiles, apns: APNsStandIn, fcm: FCMStandIn,
@@ -31,6 +33,20 @@ public final class RunningSandbox: Sendable {
         self.recorder = recorder
         self.apnsServer = apnsServer
         self.fcmServer = fcmServer
+        self.responseDelayNanoseconds = Atomic(Self.nanoseconds(configuration.responseDelay))
+    }
+
+    /// How long after it arrived every push is answered (``SandboxConfiguration/responseDelay``);
+    /// a change applies to pushes that arrive afterwards.
+    public var responseDelay: Duration {
+        get { .nanoseconds(responseDelayNanoseconds.load(ordering: .relaxed)) }
+        set { responseDelayNanoseconds.store(Self.nanoseconds(newValue), ordering: .relaxed) }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 0 }
+        return Int(clamping: seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue + attoseconds / 1_000_000_000)
     }
 
     public var apnsPort: Int { apnsServer.port }
@@ -80,6 +96,7 @@ public final class RunningSandbox: Sendable {
         Script failures for a device token:
           curl --cacert \(files.caCertificate.path) -X PUT -d '{"unregistered":true}' \(apnsURL)/_sandbox/tokens/<token>
           (also {"throttle_retry_after":5}, {"fail_first":2}, {"delay_ms":300}; counters: GET \(apnsURL)/_sandbox/stats)
+        Every push is answered \(responseDelay == .zero ? "at once" : "after \(responseDelay)") (--response-delay; PUT {"delay_ms":30} to /_sandbox/response-delay).
         Accepted pushes are recorded\(recorder.file.map { " in \($0)" } ?? " in memory") as JSON lines. Stop with Ctrl-C.
         """
     }
@@ -96,6 +113,7 @@ public final class RunningSandbox: Sendable {
         }
         return [
             "accepted": recorder.count,
+            "response_delay_ms": Double(responseDelayNanoseconds.load(ordering: .relaxed)) / 1_000_000,
             "apns": ["provider_tokens_seen": apns.providerTokensSeen, "connections": connections(apnsConnections)],
             "fcm": ["access_tokens_issued": fcm.oauth.accessTokensIssued, "connections": connections(fcmConnections)],
             "tokens": tokens,

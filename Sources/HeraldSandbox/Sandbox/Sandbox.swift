@@ -49,10 +49,11 @@ public enum Sandbox {
         func listen(_ port: Int, _ name: String) async throws -> HTTP2Server {
             // libcurl resets every stream whose answer has no body (APNs's 200): not an attack here.
             let server = HTTP2ServerConfiguration(
-                host: configuration.host, port: port, tls: tls, maxConcurrentStreams: configuration.maxConcurrentStreams, resetFrameLimit: 10_000_000
+                host: configuration.host, port: port, tls: tls, maxConcurrentStreams: configuration.maxConcurrentStreams,
+                eventLoopThreads: configuration.eventLoopThreads, resetFrameLimit: 10_000_000
             )
             do {
-                return try await HTTP2Server.start(configuration: server, logger: logger) { request in await router.route(name, request) }
+                return try await HTTP2Server.start(configuration: server, logger: logger, responder: { request in router.route(name, request) })
             } catch {
                 throw SandboxError(.cannotListen, detail: "cannot listen on \(configuration.host):\(port) for \(name): \(error)")
             }

@@ -8,7 +8,8 @@ import Foundation
 /// - `PUT /_sandbox/tokens/<token>` with a ``TokenBehavior`` as JSON: script a token;
 ///   `DELETE /_sandbox/tokens/<token>`: forget it;
 /// - `POST /_sandbox/apns/expire-provider-tokens`: refuse every provider token issued so far;
-/// - `POST /_sandbox/fcm/revoke-access-tokens`: forget every access token (next sends get 401).
+/// - `POST /_sandbox/fcm/revoke-access-tokens`: forget every access token (next sends get 401);
+/// - `PUT /_sandbox/response-delay` with `{"delay_ms": 30}`: answer pushes that much later.
 struct SandboxAdminRoutes: Sendable {
     let sandbox: RunningSandbox
 
@@ -21,6 +22,13 @@ struct SandboxAdminRoutes: Sendable {
             return .json(GoogleErrorBody.encode(sandbox.statisticsJSON()))
         case ("POST", "apns/expire-provider-tokens"):
             sandbox.apns.expireProviderTokens(issuedBefore: sandbox.configuration.clock().addingTimeInterval(1))
+            return ServerResponse(status: 204)
+        case ("PUT", "response-delay"), ("POST", "response-delay"):
+            struct Delay: Decodable { var delay_ms: Double }
+            guard let delay = try? JSONDecoder().decode(Delay.self, from: Data(request.body)), delay.delay_ms >= 0, delay.delay_ms <= 600_000 else {
+                return .text("expected {\"delay_ms\": <0 to 600000>}\n", status: 400)
+            }
+            sandbox.responseDelay = .microseconds(Int64((delay.delay_ms * 1000).rounded()))
             return ServerResponse(status: 204)
         case ("POST", "fcm/revoke-access-tokens"):
             sandbox.fcm.oauth.revokeAccessTokens()

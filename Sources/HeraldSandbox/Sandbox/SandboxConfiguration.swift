@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 /// How ``Sandbox/start(_:logger:)`` runs the APNs and FCM stand-ins.
 public struct SandboxConfiguration: Sendable {
@@ -21,10 +22,18 @@ public struct SandboxConfiguration: Sendable {
     public var projectID: String
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` each server announces.
     public var maxConcurrentStreams: Int
+    /// Event-loop threads of each server (APNs, FCM). A connection stays on one thread, so
+    /// clients with several connections (HeraldHTTP opens two per host) use them all.
+    public var eventLoopThreads: Int
     /// Payload limit of both stand-ins (Apple's and Google's 4096 bytes).
     public var maxPayloadBytes: Int
     /// Lifetime of issued OAuth2 access tokens, seconds (Google: 3599).
     public var accessTokenLifetime: Int
+    /// Every push (APNs and FCM send) is answered this long after it arrived, as a real
+    /// provider answers after its round trip (Apple's and Google's are tens of milliseconds);
+    /// zero answers at once. A timer per answer, not a task: any number can wait at once.
+    /// Changed while running with ``RunningSandbox/responseDelay`` or `PUT /_sandbox/response-delay`.
+    public var responseDelay: Duration
     /// The wall clock the checks read (provider-token age, access-token expiry); tests may share
     /// one with the senders' injectable clock.
     public var clock: @Sendable () -> Date
@@ -32,7 +41,8 @@ public struct SandboxConfiguration: Sendable {
     public init(
         directory: URL, host: String = "127.0.0.1", apnsPort: Int = 0, fcmPort: Int = 0, recordFile: String? = nil, rulesFile: String? = nil,
         topics: [String] = ["com.example.herald"], projectID: String = "herald-sandbox", maxConcurrentStreams: Int = 1000,
-        maxPayloadBytes: Int = 4096, accessTokenLifetime: Int = 3599, clock: @escaping @Sendable () -> Date = { Date() }
+        maxPayloadBytes: Int = 4096, accessTokenLifetime: Int = 3599, responseDelay: Duration = .zero, eventLoopThreads: Int = System.coreCount,
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.directory = directory
         self.host = host
@@ -45,6 +55,8 @@ public struct SandboxConfiguration: Sendable {
         self.maxConcurrentStreams = maxConcurrentStreams
         self.maxPayloadBytes = maxPayloadBytes
         self.accessTokenLifetime = accessTokenLifetime
+        self.responseDelay = responseDelay
+        self.eventLoopThreads = max(1, eventLoopThreads)
         self.clock = clock
     }
 }

@@ -135,6 +135,8 @@ public struct SandboxFiles: Sendable, Hashable {
             "ca_path": caCertificate.path,
             "apns_key_path": apnsKey.path,
             "service_account_path": self.serviceAccount.path,
+            // Lets a benchmark read the sandbox's CPU time from /proc/<pid>/stat.
+            "pid": Int(getpid()),
             "config_path": configuration.path,
             "apns_certificate_path": apnsCertificate.path,
             "apns_certificate_key_path": apnsCertificateKey.path,

@@ -2,6 +2,10 @@ import Synchronization
 
 /// Dispatches requests of both servers once the sandbox is assembled (the servers start first
 /// because the service account's `token_uri` needs the FCM port). Before that, 503.
+///
+/// Pushes (APNs and FCM sends, accepted or not) are answered after the sandbox's response
+/// delay, as a real provider answers after its round trip; admin routes and the OAuth2 token
+/// endpoint at once.
 final class SandboxRouter: Sendable {
     private let sandbox = Mutex<RunningSandbox?>(nil)
 
@@ -9,13 +13,16 @@ final class SandboxRouter: Sendable {
         sandbox.withLock { $0 = running }
     }
 
-    func route(_ server: String, _ request: ServerRequest) async -> ServerResponse {
-        guard let sandbox = sandbox.withLock({ $0 }) else { return .text("starting\n", status: 503) }
+    func route(_ server: String, _ request: ServerRequest) -> ServerReply {
+        guard let sandbox = sandbox.withLock({ $0 }) else { return .now(.text("starting\n", status: 503)) }
         if request.path.hasPrefix(SandboxAdminRoutes.prefix) {
-            return SandboxAdminRoutes(sandbox: sandbox).handle(request)
+            return .now(SandboxAdminRoutes(sandbox: sandbox).handle(request))
         }
-        if server == "apns" { return await sandbox.apns.handle(request) }
-        if request.path == "/token" || request.path.hasPrefix("/token?") { return await sandbox.fcm.oauth.handle(request) }
-        return await sandbox.fcm.handle(request)
+        if server == "apns" { return sandbox.apns.respond(to: request).delayed(by: sandbox.responseDelay) }
+        if request.path == "/token" || request.path.hasPrefix("/token?") {
+            let oauth = sandbox.fcm.oauth
+            return .later { await oauth.handle(request) }
+        }
+        return sandbox.fcm.respond(to: request).delayed(by: sandbox.responseDelay)
     }
 }

@@ -6,8 +6,8 @@ import X509
 /// Serves the requests of one HTTP/1.1 connection (after ALPN chose `http/1.1`), one at a time
 /// (NIO's server pipeline handler holds back pipelined requests until a response ends).
 ///
-/// Thread rules: NIO calls it on the connection's event loop; the handler's task comes back to
-/// that loop (through `NIOLoopBound`) to write.
+/// Thread rules: NIO calls it on the connection's event loop, and the answer is written on that
+/// loop (``ServerConnection/answer(_:on:write:)``).
 final class HTTP1ConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -65,15 +65,8 @@ final class HTTP1ConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         let keepAlive = head.isKeepAlive
         let isHead = head.method == .HEAD
         let version = head.version
-        let boundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        let eventLoop = context.eventLoop
-        let handler = connection.handler
-        connection.dispatcher.submit {
-            let response = await handler(request)
-            eventLoop.execute {
-                boundSelf.value.write(response, version: version, keepAlive: keepAlive, isHead: isHead, context: boundContext.value)
-            }
+        connection.answer(request, on: context.eventLoop) { response in
+            self.write(response, version: version, keepAlive: keepAlive, isHead: isHead, context: context)
         }
     }
 

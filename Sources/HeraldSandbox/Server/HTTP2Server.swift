@@ -8,18 +8,23 @@ import Synchronization
 import X509
 
 /// A local HTTP/2 server (TLS with ALPN `h2`, optionally `http/1.1`; or cleartext prior
-/// knowledge) that answers every request with an async handler. The base of `herald sandbox`'s
-/// APNs and FCM stand-ins and of Herald's HTTP client tests.
+/// knowledge) that answers every request through a responder (or an async handler). The base
+/// of `herald sandbox`'s APNs and FCM stand-ins and of Herald's HTTP client tests.
 ///
 /// It records per connection what tests need to assert about multiplexing in ``ledger``:
 /// requests served and the most streams open at once.
 ///
-/// Thread rules: `Sendable`. The server runs on its own NIO event loop group; handlers run as
-/// child tasks of one task the server owns, so ``shutdown(gracePeriod:)`` can cancel them
-/// (a handler sleeping with `Task.sleep` returns early). Handlers may take as long as they like.
+/// Thread rules: `Sendable`. The server runs on its own NIO event loop group. A responder runs
+/// on the connection's event loop and must not block; what it answers ``ServerReply/now(_:after:)``
+/// is written from that loop (after a timer, for a delay), with no task per request. Async
+/// handlers (and ``ServerReply/later(after:_:)``) run as child tasks of one task the server
+/// owns, so ``shutdown(gracePeriod:)`` can cancel them (a handler sleeping with `Task.sleep`
+/// returns early); they may take as long as they like.
 public final class HTTP2Server: Sendable {
     /// Answers one request. Called concurrently, once per request.
     public typealias Handler = @Sendable (ServerRequest) async -> ServerResponse
+    /// Decides how to answer one request, on the connection's event loop; must not block.
+    public typealias Responder = @Sendable (ServerRequest) -> ServerReply
 
     public let configuration: HTTP2ServerConfiguration
     /// The bound port (the chosen one when the configuration asked for 0).
@@ -54,7 +59,7 @@ public final class HTTP2Server: Sendable {
         self.logger = logger
     }
 
-    /// Binds and starts serving.
+    /// Binds and starts serving, every request answered by an async `handler` (a task each).
     ///
     /// - Throws: `NIOSSLError` for an unusable certificate or key, or the socket error if the
     ///   address cannot be bound.
@@ -62,6 +67,18 @@ public final class HTTP2Server: Sendable {
         configuration: HTTP2ServerConfiguration,
         logger: Logger = Logger(label: "herald.sandbox.server"),
         handler: @escaping Handler
+    ) async throws -> HTTP2Server {
+        try await start(configuration: configuration, logger: logger, responder: { request in .later { await handler(request) } })
+    }
+
+    /// Binds and starts serving, every request answered through `responder`.
+    ///
+    /// - Throws: `NIOSSLError` for an unusable certificate or key, or the socket error if the
+    ///   address cannot be bound.
+    public static func start(
+        configuration: HTTP2ServerConfiguration,
+        logger: Logger = Logger(label: "herald.sandbox.server"),
+        responder: @escaping Responder
     ) async throws -> HTTP2Server {
         let sslContext = try configuration.tls.map(makeSSLContext)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.eventLoopThreads))
@@ -87,7 +104,7 @@ public final class HTTP2Server: Sendable {
                     settings: settings,
                     ledger: ledger,
                     dispatcher: dispatcher,
-                    handler: handler,
+                    responder: responder,
                     logger: logger
                 )
                 connections.add(connection)

@@ -4,15 +4,15 @@ import NIOHPACK
 import NIOHTTP2
 import X509
 
-/// Serves one HTTP/2 stream: collects the request's HEADERS and DATA frames, runs the server's
-/// handler on the dispatcher, and answers with HEADERS and one DATA frame carrying END_STREAM.
+/// Serves one HTTP/2 stream: collects the request's HEADERS and DATA frames, asks the server's
+/// responder for the answer, and answers with HEADERS and one DATA frame carrying END_STREAM.
 ///
 /// The response ends on its last frame, never with an extra empty DATA frame: a client that
 /// has all the bytes `content-length` promised would otherwise see the stream still open and
 /// reset it (libcurl does), and many resets trip NIO's RST_STREAM flood protection.
 ///
-/// Thread rules: NIO calls it on the stream channel's event loop; the handler's task comes back
-/// to that loop (through `NIOLoopBound`) to write.
+/// Thread rules: NIO calls it on the stream channel's event loop, and the answer is written on
+/// that loop (``ServerConnection/answer(_:on:write:)``).
 final class HTTP2StreamHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
@@ -106,15 +106,8 @@ final class HTTP2StreamHandler: ChannelInboundHandler {
         )
         body = []
         let isHead = method == "HEAD"
-        let boundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        let eventLoop = context.eventLoop
-        let handler = connection.handler
-        connection.dispatcher.submit {
-            let response = await handler(request)
-            eventLoop.execute {
-                boundSelf.value.write(response, isHead: isHead, context: boundContext.value)
-            }
+        connection.answer(request, on: context.eventLoop) { response in
+            self.write(response, isHead: isHead, context: context)
         }
     }
 

@@ -2,6 +2,8 @@ import Synchronization
 
 /// Runs request handlers as children of one task the server owns, so that shutdown can cancel
 /// every one of them and wait for them; the event loop hands jobs over through an `AsyncStream`.
+/// It also counts the delayed answers waiting for their timer, so that shutdown's grace period
+/// waits for those too.
 final class HandlerDispatcher: Sendable {
     typealias Job = @Sendable () async -> Void
 
@@ -27,8 +29,18 @@ final class HandlerDispatcher: Sendable {
         return HandlerDispatcher(jobs: continuation, root: root)
     }
 
-    /// Handlers started and not yet finished.
+    /// Handlers started and not yet finished, and delayed answers not yet written.
     var running: Int { runningCount.load(ordering: .relaxed) }
+
+    /// A delayed answer's timer was set on an event loop.
+    func timerStarted() {
+        runningCount.add(1, ordering: .relaxed)
+    }
+
+    /// A delayed answer's timer fired.
+    func timerEnded() {
+        runningCount.subtract(1, ordering: .relaxed)
+    }
 
     /// Queues `job`; dropped (never run) once the dispatcher has stopped.
     func submit(_ job: @escaping Job) {

@@ -22,7 +22,7 @@ final class ServerConnection: Sendable {
     let settings: ConnectionSettings
     let ledger: ConnectionLedger
     let dispatcher: HandlerDispatcher
-    let handler: HTTP2Server.Handler
+    let responder: HTTP2Server.Responder
     let logger: Logger
 
     init(
@@ -31,7 +31,7 @@ final class ServerConnection: Sendable {
         settings: ConnectionSettings,
         ledger: ConnectionLedger,
         dispatcher: HandlerDispatcher,
-        handler: @escaping HTTP2Server.Handler,
+        responder: @escaping HTTP2Server.Responder,
         logger: Logger
     ) {
         self.id = id
@@ -39,13 +39,43 @@ final class ServerConnection: Sendable {
         self.settings = settings
         self.ledger = ledger
         self.dispatcher = dispatcher
-        self.handler = handler
+        self.responder = responder
         self.logger = logger
     }
 
     /// A stream of this connection received its request headers.
     func noteStream(_ streamID: Int) {
         state.withLock { $0.lastStreamID = max($0.lastStreamID, streamID) }
+    }
+
+    /// Answers `request` through `write`, which runs on `eventLoop` only: at once, when the
+    /// reply's timer fires, or once its async body has returned (on the dispatcher).
+    func answer(_ request: ServerRequest, on eventLoop: any EventLoop, write: @escaping (ServerResponse) -> Void) {
+        let reply = responder(request)
+        switch reply.kind {
+        case .response(let response):
+            schedule(response, after: reply.delay, on: eventLoop, write: write)
+        case .later(let body):
+            let boundWrite = NIOLoopBound(write, eventLoop: eventLoop)
+            let delay = reply.delay
+            dispatcher.submit {
+                let response = await body()
+                eventLoop.execute { self.schedule(response, after: delay, on: eventLoop, write: boundWrite.value) }
+            }
+        }
+    }
+
+    private func schedule(_ response: ServerResponse, after delay: Duration, on eventLoop: any EventLoop, write: @escaping (ServerResponse) -> Void) {
+        guard delay > .zero else {
+            write(response)
+            return
+        }
+        let dispatcher = self.dispatcher
+        dispatcher.timerStarted()
+        eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
+            dispatcher.timerEnded()
+            write(response)
+        }
     }
 
     /// Closes the connection; HTTP/2 connections say GOAWAY first.
@@ -74,6 +104,11 @@ final class ServerConnection: Sendable {
         var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
         streamConfiguration.targetWindowSize = 1 << 20
         streamConfiguration.streamResetFrameRateLimit.maximumCount = settings.resetFrameLimit
+        do {
+            try channel.pipeline.syncOperations.addHandler(WriteCoalescingHandler())
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
         return channel.configureHTTP2Pipeline(
             mode: .server,
             connectionConfiguration: connectionConfiguration,

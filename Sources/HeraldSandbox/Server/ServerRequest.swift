@@ -42,16 +42,22 @@ public struct ServerRequest: Sendable {
         self.clientCertificate = clientCertificate
     }
 
-    /// The first value of header `name`, compared without regard to case.
+    /// The first value of header `name`, compared without regard to (ASCII) case.
     public func header(_ name: String) -> String? {
-        let name = name.lowercased()
-        return headers.first { $0.name.lowercased() == name }?.value
+        headers.first { Self.sameName($0.name, name) }?.value
     }
 
-    /// Every value of header `name`, compared without regard to case.
+    /// Every value of header `name`, compared without regard to (ASCII) case.
     public func headerValues(_ name: String) -> [String] {
-        let name = name.lowercased()
-        return headers.filter { $0.name.lowercased() == name }.map(\.value)
+        headers.filter { Self.sameName($0.name, name) }.map(\.value)
+    }
+
+    /// ASCII case-insensitive equality without allocating (header names are ASCII tokens).
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return a.utf8.elementsEqual(b.utf8) { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(x | 0x20))
+        }
     }
 
     /// The client certificate's subject as text (`UID=…,CN=…`), when there is one.

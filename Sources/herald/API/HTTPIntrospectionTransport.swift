@@ -1,3 +1,4 @@
+import HTTPTypes
 import HeraldAPI
 import HeraldHTTP
 import Logging
@@ -13,7 +14,14 @@ struct HTTPIntrospectionTransport: IntrospectionTransport {
     }
 
     func post(url: String, headers: [(String, String)], body: [UInt8], timeout: Duration) async throws -> IntrospectionHTTPResponse {
-        let response = try await client.execute(HTTPRequest(method: "POST", url: url, headers: HTTPHeaders(headers), body: body, timeout: timeout))
-        return IntrospectionHTTPResponse(status: response.status, body: response.body)
+        var fields = HTTPFields()
+        for (name, value) in headers {
+            guard let name = HTTPField.Name(name) else {
+                throw HTTPClientError(code: .invalidRequest, call: "HTTPIntrospectionTransport.post", detail: "header name \"\(name)\" is not an HTTP token", url: url)
+            }
+            fields.append(HTTPField(name: name, value: value))
+        }
+        let response = try await client.execute(HTTPClientRequest(method: .post, url: url, headerFields: fields, body: body, timeout: timeout))
+        return IntrospectionHTTPResponse(status: response.status.code, body: response.body)
     }
 }

@@ -19,7 +19,9 @@ struct SandboxCommand: AsyncParsableCommand {
             token_uri is the sandbox) and herald.yaml; they are reused on the next start. Every \
             accepted push is appended to the record file as a JSON line. Device tokens can be \
             scripted (unregistered, throttled, flaky, delayed) with --rules or the admin endpoint \
-            /_sandbox/tokens/<token>.
+            /_sandbox/tokens/<token>. --response-delay answers every push after a fixed delay, as \
+            a real provider answers after its round trip (30ms is typical); PUT \
+            {"delay_ms": 30} to /_sandbox/response-delay changes it while running.
             """
     )
 
@@ -44,11 +46,17 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Firebase project id of the generated service account.")
     var project: String = "herald-sandbox"
 
+    @Option(name: .long, help: "Answer every push this long after it arrived, e.g. 30ms (default 0: at once).")
+    var responseDelay: String = "0"
+
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
         guard (0...65535).contains(apnsPort), (0...65535).contains(fcmPort) else { throw ValidationError("ports must be between 0 and 65535") }
         guard !topic.isEmpty else { throw ValidationError("give at least one --topic") }
+        guard Settings.parseDuration(responseDelay) != nil else {
+            throw ValidationError("--response-delay must be a duration such as 30ms, 1s or 0")
+        }
     }
 
     func run() async throws {
@@ -59,7 +67,8 @@ struct SandboxCommand: AsyncParsableCommand {
         let directory = URL(fileURLWithPath: dir, isDirectory: true).standardizedFileURL
         let recordFile = record ?? directory.appendingPathComponent("pushes.jsonl").path
         let configuration = SandboxConfiguration(
-            directory: directory, apnsPort: apnsPort, fcmPort: fcmPort, recordFile: recordFile, rulesFile: rules, topics: topic, projectID: project
+            directory: directory, apnsPort: apnsPort, fcmPort: fcmPort, recordFile: recordFile, rulesFile: rules, topics: topic, projectID: project,
+            responseDelay: Settings.parseDuration(responseDelay) ?? .zero
         )
         let sandbox: RunningSandbox
         do {

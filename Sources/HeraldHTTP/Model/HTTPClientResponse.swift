@@ -1,12 +1,30 @@
+import HTTPTypes
+
 /// A complete HTTP response. Any status is a response, not an error: callers classify
 /// statuses (APNs 410 means "token dead", FCM 429 means "retry later", and so on).
-public struct HTTPResponse: Sendable {
-    public var status: Int
-    /// Final response headers (informational 1xx responses are dropped). Lowercase over HTTP/2.
-    public var headers: HTTPHeaders
+public struct HTTPClientResponse: Sendable {
+    /// The HTTP version a response was received over (what the connection negotiated).
+    /// swift-http-types leaves versions to the transport, so the client names them.
+    public enum Version: Sendable, Hashable, CustomStringConvertible {
+        case http1_0, http1_1, http2, http3
+
+        public var description: String {
+            switch self {
+            case .http1_0: "HTTP/1.0"
+            case .http1_1: "HTTP/1.1"
+            case .http2: "HTTP/2"
+            case .http3: "HTTP/3"
+            }
+        }
+    }
+
+    public var status: HTTPResponse.Status
+    /// Final response header fields (informational 1xx responses are dropped). Fields whose
+    /// name is not an HTTP token are dropped; values are kept leniently (CR, LF, NUL as spaces).
+    public var headerFields: HTTPFields
     public var body: [UInt8]
     /// The version the connection negotiated (HTTP/2 via ALPN, or HTTP/1.1 as a fallback).
-    public var version: HTTPVersion
+    public var version: Version
     /// For diagnostics: the local TCP port of the connection that carried the request, so that
     /// requests multiplexed over one connection can be told apart from requests on another.
     public var localPort: Int?
@@ -14,15 +32,15 @@ public struct HTTPResponse: Sendable {
     public var connectionsOpened: Int
 
     public init(
-        status: Int,
-        headers: HTTPHeaders = HTTPHeaders(),
+        status: HTTPResponse.Status,
+        headerFields: HTTPFields = [:],
         body: [UInt8] = [],
-        version: HTTPVersion = .http2,
+        version: Version = .http2,
         localPort: Int? = nil,
         connectionsOpened: Int = 0
     ) {
         self.status = status
-        self.headers = headers
+        self.headerFields = headerFields
         self.body = body
         self.version = version
         self.localPort = localPort
