@@ -17,7 +17,7 @@ public enum JournalSeed {
         }
         let keys = messageKeys.map { MessageKey(text: $0) }
         let answer = try await store.journal.claim(ClaimBatch(
-            messages: keys, deliveries: keys.indices.map { ClaimBatch.Delivery(message: $0, deviceRef: deviceRef) }
+            messages: keys, eventIds: keys.map { _ in eventId }, deliveries: keys.indices.map { ClaimBatch.Delivery(message: $0, deviceRef: deviceRef) }
         ))
         var records: [DeliveryRecord] = []
         var positions: [Int64] = []
@@ -26,7 +26,7 @@ public enum JournalSeed {
             let n = index + 1
             let outcome = state(n)
             records.append(DeliveryRecord(
-                deviceRef: deviceRef, position: position, messageId: id, userId: userId, eventId: eventId, state: outcome, attempts: 1,
+                deviceRef: deviceRef, position: position, messageId: id, userId: userId, state: outcome, attempts: 1,
                 lastError: outcome == .sent ? nil : "test", payload: outcome == .sent ? Array(payload(n).utf8) : nil
             ))
             positions.append(position)

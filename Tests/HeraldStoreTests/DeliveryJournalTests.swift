@@ -18,11 +18,14 @@ struct DeliveryJournalTests {
     }
 
     static func batch(_ messages: [String], _ deliveries: [(Int, Int64)]) -> ClaimBatch {
-        ClaimBatch(messages: messages.map { MessageKey(text: $0) }, deliveries: deliveries.map { ClaimBatch.Delivery(message: $0.0, deviceRef: $0.1) })
+        ClaimBatch(
+            messages: messages.map { MessageKey(text: $0) }, eventIds: messages.map { _ in "E" },
+            deliveries: deliveries.map { ClaimBatch.Delivery(message: $0.0, deviceRef: $0.1) }
+        )
     }
 
     static func sent(_ deviceRef: Int64, _ position: Int64, message: Int64, user: String = "u1", payload: String = "{}") -> DeliveryRecord {
-        DeliveryRecord(deviceRef: deviceRef, position: position, messageId: message, userId: user, eventId: "E", state: .sent, attempts: 1, payload: Array(payload.utf8))
+        DeliveryRecord(deviceRef: deviceRef, position: position, messageId: message, userId: user, state: .sent, attempts: 1, payload: Array(payload.utf8))
     }
 
     @Test func newMessagesGetRowsAndConsecutivePositionsPerDevice() async throws {
@@ -51,7 +54,7 @@ struct DeliveryJournalTests {
             let id = try #require(answer.messageIds[0])
             try await store.journal.record([
                 Self.sent(refs[0], 1, message: id, payload: #"{"aps":{"alert":"1"}}"#),
-                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", eventId: "E", state: .pending, attempts: 2, lastError: "503"),
+                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", state: .pending, attempts: 2, lastError: "503"),
             ])
             #expect(try await store.journal.claim(Self.batch(["m1"], [(0, refs[0])])).messageIds == [nil])
             let history = try #require(try await store.journal.history(of: [MessageKey(text: "m1"), MessageKey(text: "unknown")]).first)
@@ -64,11 +67,11 @@ struct DeliveryJournalTests {
 
             // The retried one ends: its pending row is completed; a terminal row is final.
             try await store.journal.record([
-                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", eventId: "E", state: .sent, attempts: 3,
+                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", state: .sent, attempts: 3,
                                payload: Array("{}".utf8), completesPendingRow: true),
             ])
             try await store.journal.record([
-                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", eventId: "E", state: .failed, attempts: 9,
+                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", state: .failed, attempts: 9,
                                lastError: "late", completesPendingRow: true),
             ])
             // Recording the same outcome twice (its answer was lost) changes nothing.
@@ -142,8 +145,8 @@ struct DeliveryJournalTests {
             let id = try #require(answer.messageIds[0])
             try await store.devices.setToken("T2-refreshed", deviceId: "d2")
             try await store.journal.record([
-                DeliveryRecord(deviceRef: d1, position: 1, messageId: id, userId: "u1", eventId: "E", state: .tokenDead, attempts: 1, lastError: "Unregistered", token: "T1"),
-                DeliveryRecord(deviceRef: d2, position: 1, messageId: id, userId: "u1", eventId: "E", state: .tokenDead, attempts: 1, lastError: "Unregistered", token: "T2"),
+                DeliveryRecord(deviceRef: d1, position: 1, messageId: id, userId: "u1", state: .tokenDead, attempts: 1, lastError: "Unregistered", token: "T1"),
+                DeliveryRecord(deviceRef: d2, position: 1, messageId: id, userId: "u1", state: .tokenDead, attempts: 1, lastError: "Unregistered", token: "T2"),
             ])
             #expect(try await store.devices.device(id: "d1")?.tokenState == .dead)
             #expect(try await store.devices.device(id: "d1")?.tokenDeadReason == "Unregistered")

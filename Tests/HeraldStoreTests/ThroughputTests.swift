@@ -40,7 +40,7 @@ struct ThroughputTests {
                 for (index, delivery) in claim.deliveries.enumerated() {
                     records.append(DeliveryRecord(
                         deviceRef: delivery.deviceRef, position: answer.positions[index]!, messageId: answer.messageIds[delivery.message]!, userId: "u",
-                        eventId: "TransferIssued", state: .sent, attempts: 1, payload: payload
+                        state: .sent, attempts: 1, payload: payload
                     ))
                 }
             }

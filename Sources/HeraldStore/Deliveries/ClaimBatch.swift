@@ -13,10 +13,13 @@ public struct ClaimBatch: Sendable {
     }
 
     public var messages: [MessageKey]
+    /// The event id of each message (same order), kept with the message; empty: none known.
+    public var eventIds: [String?]
     public var deliveries: [Delivery]
 
-    public init(messages: [MessageKey] = [], deliveries: [Delivery] = []) {
+    public init(messages: [MessageKey] = [], eventIds: [String?] = [], deliveries: [Delivery] = []) {
         self.messages = messages
+        self.eventIds = eventIds
         self.deliveries = deliveries
     }
 }

@@ -62,8 +62,9 @@ public struct DeliveryJournal: Sendable {
         }
         let keys = distinct.map { batch.messages[$0].digest }
         let texts = distinct.map { batch.messages[$0].text }
+        let eventIds: [String?] = distinct.map { $0 < batch.eventIds.count ? batch.eventIds[$0] : nil }
         return try await StoreError.wrap("DeliveryJournal.claim") {
-            let rows = try await client.query(Self.claimSQL, [keys, texts, deliveryOrdinals, deviceRefs])
+            let rows = try await client.query(Self.claimSQL, [keys, texts, eventIds, deliveryOrdinals, deviceRefs])
             var ids = [Int64?](repeating: nil, count: batch.messages.count)
             var next: [Int64: Int64] = [:]
             for row in rows {
@@ -187,7 +188,7 @@ public struct DeliveryJournal: Sendable {
         try await StoreError.wrap("DeliveryJournal.deliveries") {
             let rows = try await client.query(
                 """
-                SELECT m.key_text, m.received_at, j.user_id, j.event_id, j.position, j.state, j.attempts, j.provider_id, j.last_error,
+                SELECT m.key_text, m.received_at, j.user_id, coalesce(j.event_id, m.event_id) AS event_id, j.position, j.state, j.attempts, j.provider_id, j.last_error,
                        j.recorded_at, j.collapse_id, d.app, d.device_id, d.platform
                 FROM messages m JOIN journal j ON j.message_id = m.id LEFT JOIN devices d ON d.id = j.device_ref
                 WHERE m.key = $1
@@ -254,16 +255,16 @@ public struct DeliveryJournal: Sendable {
     /// reserved position)` per device.
     static let claimSQL = """
         WITH m AS (
-            SELECT * FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS m(key, key_text, ord)
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS m(key, key_text, event_id, ord)
         ),
         fresh AS (
-            INSERT INTO messages (key, key_text) SELECT key, key_text FROM m
+            INSERT INTO messages (key, key_text, event_id) SELECT key, key_text, event_id FROM m
             ON CONFLICT (key) DO NOTHING
             RETURNING key, id
         ),
         counts AS (
             SELECT d.device_ref, count(*) AS n
-            FROM unnest($3::int8[], $4::int8[]) AS d(ord, device_ref)
+            FROM unnest($4::int8[], $5::int8[]) AS d(ord, device_ref)
             JOIN m ON m.ord = d.ord JOIN fresh f ON f.key = m.key
             GROUP BY d.device_ref
         ),
@@ -279,20 +280,20 @@ public struct DeliveryJournal: Sendable {
 
     static func insertSQL(onConflict: Bool) -> String {
         """
-        INSERT INTO journal (device_ref, position, message_id, user_id, event_id, state, attempts, provider_id, last_error, payload)
-        SELECT d, p, m, u, e, s, a::integer, i, x, b
-        FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $8::text[], $9::text[], $10::text[])
-            AS r(d, p, m, u, e, s, a, i, x, b)
+        INSERT INTO journal (device_ref, position, message_id, user_id, state, attempts, provider_id, last_error, payload)
+        SELECT d, p, m, u, s, a::integer, i, x, b
+        FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int8[], $7::text[], $8::text[], $9::text[])
+            AS r(d, p, m, u, s, a, i, x, b)
         \(onConflict ? "ON CONFLICT (device_ref, position) DO NOTHING" : "")
         """
     }
 
     /// Writes or completes `.pending` rows; a terminal row is never changed.
     static let upsertSQL = """
-        INSERT INTO journal (device_ref, position, message_id, user_id, event_id, state, attempts, provider_id, last_error, payload)
-        SELECT d, p, m, u, e, s, a::integer, i, x, b
-        FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::int8[], $8::text[], $9::text[], $10::text[])
-            AS r(d, p, m, u, e, s, a, i, x, b)
+        INSERT INTO journal (device_ref, position, message_id, user_id, state, attempts, provider_id, last_error, payload)
+        SELECT d, p, m, u, s, a::integer, i, x, b
+        FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int8[], $7::text[], $8::text[], $9::text[])
+            AS r(d, p, m, u, s, a, i, x, b)
         ON CONFLICT (device_ref, position) DO UPDATE
         SET state = EXCLUDED.state, attempts = EXCLUDED.attempts, provider_id = EXCLUDED.provider_id, last_error = EXCLUDED.last_error,
             payload = EXCLUDED.payload, recorded_at = now()
@@ -302,7 +303,7 @@ public struct DeliveryJournal: Sendable {
     static func rowParameters(_ records: [DeliveryRecord]) -> [any PostgresBindable] {
         [
             records.map { Int($0.deviceRef) }, records.map { Int($0.position) }, records.map { Int($0.messageId) }, records.map(\.userId),
-            records.map(\.eventId), records.map(\.state.rawValue), records.map(\.attempts), records.map(\.providerId), records.map(\.lastError),
+            records.map(\.state.rawValue), records.map(\.attempts), records.map(\.providerId), records.map(\.lastError),
             PostgresUTF8Array(records.map(\.payload)),
         ]
     }

@@ -7,7 +7,6 @@ public struct DeliveryRecord: Sendable, Hashable {
     public var messageId: Int64
     /// The addressed user (`"0"` for a broadcast).
     public var userId: String
-    public var eventId: String?
     public var state: DeliveryState
     /// Attempts made so far, including the last one.
     public var attempts: Int
@@ -25,14 +24,13 @@ public struct DeliveryRecord: Sendable, Hashable {
     public var completesPendingRow: Bool
 
     public init(
-        deviceRef: Int64, position: Int64, messageId: Int64, userId: String, eventId: String?, state: DeliveryState, attempts: Int,
+        deviceRef: Int64, position: Int64, messageId: Int64, userId: String, state: DeliveryState, attempts: Int,
         providerId: String? = nil, lastError: String? = nil, payload: [UInt8]? = nil, token: String? = nil, completesPendingRow: Bool = false
     ) {
         self.deviceRef = deviceRef
         self.position = position
         self.messageId = messageId
         self.userId = userId
-        self.eventId = eventId
         self.state = state
         self.attempts = attempts
         self.providerId = providerId

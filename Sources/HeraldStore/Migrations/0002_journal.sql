@@ -19,6 +19,7 @@ CREATE TABLE messages (
     -- (collapse ids) of its deliveries are made of. `key` hashes it with "#p<p>/<K>" added for
     -- a partition copy, so that the copies of one message are told apart.
     key_text    text NOT NULL,
+    event_id    text,
     received_at timestamptz NOT NULL DEFAULT now()
 );
 -- Rows arrive in time order: a BRIN index finds expired messages for almost nothing per insert.
@@ -37,6 +38,8 @@ CREATE TABLE journal (
     attempts    integer NOT NULL,
     -- The addressed user ('0' for a broadcast), as in the delivery key.
     user_id     text COLLATE "C" NOT NULL,
+    -- The event id of a row migrated from version 1 whose message is unknown; the others have
+    -- it on their message (one copy per message, not per delivery).
     event_id    text,
     state       text NOT NULL CHECK (state IN ('pending', 'sent', 'token_dead', 'failed')),
     -- The provider's id for the notification (apns-id, FCM message name), when it gave one.
@@ -61,8 +64,12 @@ INSERT INTO messages (key, key_text, received_at)
 SELECT encode(substring(sha256(convert_to(message_key, 'UTF8')) FROM 1 FOR 16), 'hex')::uuid, message_key, min(claimed_at)
 FROM deliveries GROUP BY message_key;
 
-INSERT INTO journal (device_ref, position, message_id, user_id, event_id, state, attempts, recorded_at, last_error, payload, collapse_id)
-SELECT d.device_ref, d.position, m.id, d.user_id, l.event_id, d.state, d.attempts, d.updated_at, d.last_error, l.payload, d.delivery_key
+UPDATE messages m SET event_id = l.event_id
+FROM deliveries d JOIN notification_log l ON l.device_ref = d.device_ref AND l.position = d.position
+WHERE m.key = encode(substring(sha256(convert_to(d.message_key, 'UTF8')) FROM 1 FOR 16), 'hex')::uuid;
+
+INSERT INTO journal (device_ref, position, message_id, user_id, state, attempts, recorded_at, last_error, payload, collapse_id)
+SELECT d.device_ref, d.position, m.id, d.user_id, d.state, d.attempts, d.updated_at, d.last_error, l.payload, d.delivery_key
 FROM deliveries d
 JOIN messages m ON m.key = encode(substring(sha256(convert_to(d.message_key, 'UTF8')) FROM 1 FOR 16), 'hex')::uuid
 LEFT JOIN notification_log l ON l.device_ref = d.device_ref AND l.position = d.position;

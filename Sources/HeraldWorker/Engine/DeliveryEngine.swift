@@ -219,7 +219,7 @@ final class DeliveryEngine: Sendable {
     private func queueRecord(_ delivery: Delivery, state deliveryState: DeliveryState, lastError: String?, into state: inout LoopState) {
         let record = DeliveryRecord(
             deviceRef: delivery.deviceRef, position: delivery.position, messageId: delivery.context.journalId,
-            userId: delivery.recipient.addressedUserId, eventId: delivery.context.event.id, state: deliveryState, attempts: delivery.attempts,
+            userId: delivery.recipient.addressedUserId, state: deliveryState, attempts: delivery.attempts,
             lastError: lastError, payload: deliveryState == .sent ? delivery.payload?.loggedBody : nil,
             token: deliveryState == .tokenDead ? delivery.recipient.subscription.token : nil, completesPendingRow: delivery.hasPendingRow
         )

@@ -35,8 +35,10 @@ struct ClaimStage: Sendable {
         guard !chunk.isEmpty else { return }
         var batch = ClaimBatch()
         batch.messages.reserveCapacity(chunk.count)
+        batch.eventIds.reserveCapacity(chunk.count)
         for (index, planned) in chunk.enumerated() {
             batch.messages.append(planned.key)
+            batch.eventIds.append(planned.event.id)
             for recipient in planned.recipients {
                 batch.deliveries.append(ClaimBatch.Delivery(message: index, deviceRef: recipient.subscription.deviceRef ?? -1))
             }
