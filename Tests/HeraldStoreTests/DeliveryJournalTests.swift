@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldPostgres
-import HeraldStore
+@testable import HeraldStore
 import HeraldTesting
 import Testing
 
@@ -84,6 +84,25 @@ struct DeliveryJournalTests {
             let log = try await store.notificationLog.entries(deviceId: "d1", after: 0)
             #expect(log.map(\.payload) == [#"{"aps":{"alert":"1"}}"#])
             #expect(log.first?.deliveryKey == DeliveryKey(messageKey: "m1", deviceId: "d1", userId: "u1"))
+        }
+    }
+
+    /// A message without message-id is keyed by its body's SHA-256: kept as 32 bytes, read back
+    /// as the same hex text (the collapse ids are made of it).
+    @Test func bodyHashKeysAreStoredAsBytesAndReadBackAsText() async throws {
+        try await StoreFixture.with { store, database in
+            let refs = try await Self.devices(store, ["d1"])
+            let hex = DeliveryKey.messageKey(forBody: Array("<PushNotification/>".utf8))
+            let answer = try await store.journal.claim(ClaimBatch(messages: [MessageKey(text: hex)], deliveries: [.init(message: 0, deviceRef: refs[0])]))
+            try await store.journal.record([Self.sent(refs[0], try #require(answer.positions[0]), message: try #require(answer.messageIds[0]))])
+            let stored = try await database.admin.query("SELECT key_text IS NULL, octet_length(key_hash) FROM messages")
+            #expect(try stored.first?.decode(Bool.self, at: 0) == true)
+            #expect(try stored.first?.decode(Int.self, at: 1) == 32)
+            #expect(try await store.journal.deliveries(ofMessage: MessageKey(text: hex)).map(\.deliveryKey) == [DeliveryKey(messageKey: hex, deviceId: "d1", userId: "u1")])
+            #expect(try await store.notificationLog.entries(deviceId: "d1", after: 0).map(\.deliveryKey) == [DeliveryKey(messageKey: hex, deviceId: "d1", userId: "u1")])
+            // Upper-case or short hex is not a body hash: kept as text.
+            #expect(MessageKey(text: hex.uppercased()).stored.text != nil)
+            #expect(MessageKey(text: "abc").stored.hash == nil)
         }
     }
 

@@ -41,6 +41,7 @@ public struct PostgresDataType: RawRepresentable, Hashable, Sendable, CustomStri
     public static let varcharArray = PostgresDataType(1015)
     public static let int8Array = PostgresDataType(1016)
     public static let uuidArray = PostgresDataType(2951)
+    public static let byteaArray = PostgresDataType(1001)
 
     /// The first OID PostgreSQL assigns to objects created after `initdb`.
     public static let firstUserOID: UInt32 = 16384
@@ -77,6 +78,7 @@ public struct PostgresDataType: RawRepresentable, Hashable, Sendable, CustomStri
         case .varcharArray: "varchar[]"
         case .int8Array: "int8[]"
         case .uuidArray: "uuid[]"
+        case .byteaArray: "bytea[]"
         default: "oid \(rawValue)"
         }
     }

@@ -11,3 +11,14 @@ public struct PostgresUTF8Array: PostgresBindable {
 
     public static var postgresDataType: PostgresDataType { .textArray }
 }
+
+/// A `bytea[]` parameter (`nil` is NULL), encoded in binary.
+public struct PostgresByteaArray: PostgresBindable {
+    public let postgresValue: PostgresValue
+
+    public init(_ elements: [[UInt8]?]) {
+        postgresValue = PostgresBinaryCodec.array(elements, elementType: .bytea, arrayType: .byteaArray)
+    }
+
+    public static var postgresDataType: PostgresDataType { .byteaArray }
+}

@@ -61,10 +61,12 @@ public struct DeliveryJournal: Sendable {
             deviceRefs.append(Int(delivery.deviceRef))
         }
         let keys = distinct.map { batch.messages[$0].digest }
-        let texts = distinct.map { batch.messages[$0].text }
+        let stored = distinct.map { batch.messages[$0].stored }
         let eventIds: [String?] = distinct.map { $0 < batch.eventIds.count ? batch.eventIds[$0] : nil }
         return try await StoreError.wrap("DeliveryJournal.claim") {
-            let rows = try await client.query(Self.claimSQL, [keys, texts, eventIds, deliveryOrdinals, deviceRefs])
+            let rows = try await client.query(
+                Self.claimSQL, [keys, stored.map(\.text), PostgresByteaArray(stored.map(\.hash)), eventIds, deliveryOrdinals, deviceRefs]
+            )
             var ids = [Int64?](repeating: nil, count: batch.messages.count)
             var next: [Int64: Int64] = [:]
             for row in rows {
@@ -188,7 +190,7 @@ public struct DeliveryJournal: Sendable {
         try await StoreError.wrap("DeliveryJournal.deliveries") {
             let rows = try await client.query(
                 """
-                SELECT m.key_text, m.received_at, j.user_id, coalesce(j.event_id, m.event_id) AS event_id, j.position, j.state, j.attempts, j.provider_id, j.last_error,
+                SELECT \(MessageKey.textSQL) AS key_text, m.received_at, j.user_id, coalesce(j.event_id, m.event_id) AS event_id, j.position, j.state, j.attempts, j.provider_id, j.last_error,
                        j.recorded_at, j.collapse_id, d.app, d.device_id, d.platform
                 FROM messages m JOIN journal j ON j.message_id = m.id LEFT JOIN devices d ON d.id = j.device_ref
                 WHERE m.key = $1
@@ -255,16 +257,16 @@ public struct DeliveryJournal: Sendable {
     /// reserved position)` per device.
     static let claimSQL = """
         WITH m AS (
-            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS m(key, key_text, event_id, ord)
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::text[]) WITH ORDINALITY AS m(key, key_text, key_hash, event_id, ord)
         ),
         fresh AS (
-            INSERT INTO messages (key, key_text, event_id) SELECT key, key_text, event_id FROM m
+            INSERT INTO messages (key, key_text, key_hash, event_id) SELECT key, key_text, key_hash, event_id FROM m
             ON CONFLICT (key) DO NOTHING
             RETURNING key, id
         ),
         counts AS (
             SELECT d.device_ref, count(*) AS n
-            FROM unnest($4::int8[], $5::int8[]) AS d(ord, device_ref)
+            FROM unnest($5::int8[], $6::int8[]) AS d(ord, device_ref)
             JOIN m ON m.ord = d.ord JOIN fresh f ON f.key = m.key
             GROUP BY d.device_ref
         ),

@@ -17,8 +17,10 @@ CREATE TABLE messages (
     key         uuid NOT NULL UNIQUE,
     -- The message key (AMQP message-id, or the SHA-256 of the body): what the delivery keys
     -- (collapse ids) of its deliveries are made of. `key` hashes it with "#p<p>/<K>" added for
-    -- a partition copy, so that the copies of one message are told apart.
-    key_text    text NOT NULL,
+    -- a partition copy, so that the copies of one message are told apart. A body hash (64
+    -- lowercase hex digits) is kept as its 32 bytes in key_hash, anything else in key_text.
+    key_text    text,
+    key_hash    bytea CHECK ((key_text IS NULL) <> (key_hash IS NULL)),
     event_id    text,
     received_at timestamptz NOT NULL DEFAULT now()
 );

@@ -24,7 +24,7 @@ public struct NotificationLogRepository: Sendable {
         try await StoreError.wrap("NotificationLogRepository.entries") {
             let rows = try await client.query(
                 """
-                SELECT j.position, j.user_id, coalesce(j.event_id, m.event_id) AS event_id, j.payload, j.recorded_at, j.collapse_id, m.key_text
+                SELECT j.position, j.user_id, coalesce(j.event_id, m.event_id) AS event_id, j.payload, j.recorded_at, j.collapse_id, \(MessageKey.textSQL) AS key_text
                 FROM devices d JOIN journal j ON j.device_ref = d.id LEFT JOIN messages m ON m.id = j.message_id
                 WHERE d.app = $1 AND d.device_id = $2 AND j.position > $3 AND j.state = 'sent' AND j.payload IS NOT NULL
                   AND j.recorded_at > now() - make_interval(secs => $6)
