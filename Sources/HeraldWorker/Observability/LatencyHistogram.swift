@@ -40,6 +40,13 @@ final class LatencyHistogram: Sendable {
         }
     }
 
+    /// Every non-empty bucket, by its upper edge, in order (for plots).
+    var distribution: [(upTo: Duration, count: Int)] {
+        state.withLock { state in
+            state.buckets.enumerated().compactMap { $0.element > 0 ? (Self.upperEdge(of: $0.offset), $0.element) : nil }
+        }
+    }
+
     static func bucket(for latency: Duration) -> Int {
         let (seconds, attoseconds) = latency.components
         let micros = Double(seconds) * 1e6 + Double(attoseconds) / 1e12

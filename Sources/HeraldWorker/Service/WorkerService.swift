@@ -81,6 +81,10 @@ public final class WorkerService: Service, Sendable {
         metrics.snapshot(messagesInFlight: tracker.messageCount + (ingest?.heldMessages ?? 0), deliveriesInFlight: tracker.deliveryCount)
     }
 
+    /// Publish→sent latencies of the deliveries sent so far: each non-empty histogram bucket
+    /// (2 % wide) by its upper edge, in order.
+    public var latencyDistribution: [(upTo: Duration, count: Int)] { metrics.latency.distribution }
+
     /// Whether a consumer is running right now (false while connecting or reconnecting). With
     /// partitions: whether this process's consumers of the partition queues are registered
     /// (each one active or standing by; the broker decides).

@@ -8,20 +8,31 @@ import HeraldStore
 import HeraldWorker
 import Logging
 
-/// `herald bench`: the throughput benchmark of issue 4 (not a test). In its own queues:
-/// (a) a bare consumer that only acknowledges (same prefetch and ack coalescing as the worker)
-/// drains N published events; (b) the full pipeline with the null sender drains the same N;
-/// (c) with the worker running, events are published at a steady rate and the publish→sent
-/// latency is measured. Prints events/s, deliveries/s, the ratio, p50/p99 latency and peak RSS.
-/// Build with `swift build -c release` for figures worth writing down (docs/performance.md).
+/// `herald bench`: the throughput benchmark (not a test). In its own queues, on the configured
+/// broker and database:
+/// 1. a bare consumer that only acknowledges (same prefetch and ack coalescing as the worker)
+///    drains N published events;
+/// 2. the full pipeline with the null sender drains N events (`--rounds` times, the journal
+///    growing): events/s, deliveries/s, the ratio, and per delivery the worker's CPU,
+///    PostgreSQL's and RabbitMQ's CPU, WAL bytes and row writes;
+/// 3. publish→sent latency with events published at a steady 2,000/s, and at half the rate the
+///    pipeline reached;
+/// and on request: throughput by lanes (`--lanes`), a broadcast to many devices
+/// (`--broadcast`), the real APNs/FCM senders against a `herald sandbox` child process
+/// (`--providers`, also with the sandbox answering after a delay), and peak RSS with a backlog
+/// waiting in the broker (`--backlog`). `--full` does all of it with the figures
+/// docs/performance.md records. Build with `swift build -c release` for figures worth writing
+/// down.
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure the pipeline against a bare consumer on the same broker.",
         discussion: """
             Uses the configured broker and database (give it a scratch database: it adds bench \
-            devices, which it deletes afterwards, and journal rows). Templates must be imported; \
-            the event id must have a ru-RU template.
+            devices, which it deletes afterwards, and journal rows, which it keeps so that runs \
+            in a row measure a growing journal). Templates must be imported; the event id must \
+            have a ru-RU template. CPU figures read /proc of this process and of the local \
+            postgres and beam.smp processes.
             """
     )
 
@@ -31,7 +42,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Users (one device each).")
     var users: Int = 10_000
 
-    @Option(help: "Devices a broadcast event reaches.")
+    @Option(help: "Devices a broadcast event of the workload reaches.")
     var broadcastDevices: Int = 20
 
     @Option(help: "Lanes of the pipeline (worker.threads).")
@@ -40,14 +51,41 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Prefetch of both consumers.")
     var prefetch: Int = 500
 
-    @Option(help: "Events of the latency run.")
+    @Option(help: "Events of each latency run.")
     var latencyEvents: Int = 20_000
 
-    @Option(help: "Publish rate of the latency run, events per second.")
+    @Option(help: "Publish rate of the first latency run, events per second (the second runs at half the pipeline's rate).")
     var latencyRate: Int = 2_000
 
     @Option(help: "Event id of the generated events.")
     var eventId: String = "TransferIssued"
+
+    @Option(help: "Pipeline runs in a row (the journal grows between them).")
+    var rounds: Int = 1
+
+    @Option(help: "Throughput by lanes: comma-separated lane counts, e.g. 1,8,64,256.")
+    var lanes: String?
+
+    @Option(help: "Events per lanes run.")
+    var lanesEvents: Int = 20_000
+
+    @Option(help: "One broadcast event to this many devices: time until every delivery is recorded.")
+    var broadcast: Int = 0
+
+    @Flag(help: "Also run the real APNs/FCM senders against a herald sandbox child process.")
+    var providers = false
+
+    @Option(help: "Events of each providers run.")
+    var providerEvents: Int = 20_000
+
+    @Option(help: "Sandbox response delays of the providers runs, comma-separated (e.g. 0,30ms).")
+    var providerDelays: String = "0,30ms"
+
+    @Option(help: "Messages waiting in the broker for the peak-RSS run (0: no such run).")
+    var backlog: Int = 0
+
+    @Flag(help: "Everything docs/performance.md records: --rounds 5 --lanes 1,8,64,256 --broadcast 100000 --providers --backlog 1000000.")
+    var full = false
 
     @Flag(help: "Print the result as JSON.")
     var json = false
@@ -59,6 +97,24 @@ struct BenchCommand: AsyncParsableCommand {
         guard events > 0, users >= 3, broadcastDevices >= 1, broadcastDevices <= users, threads >= 1, (1...65_535).contains(prefetch) else {
             throw ValidationError("events, users (≥ 3), broadcast devices (≤ users), threads and prefetch must be positive")
         }
+        guard rounds >= 1, latencyEvents >= 1, latencyRate >= 1, lanesEvents >= 1, providerEvents >= 1, broadcast >= 0, backlog >= 0 else {
+            throw ValidationError("rounds, latency events and rate, lanes events and provider events must be positive")
+        }
+        guard laneCounts != nil else { throw ValidationError("--lanes takes comma-separated positive numbers, e.g. 1,8,64,256") }
+        guard delays != nil else { throw ValidationError("--provider-delays takes comma-separated durations, e.g. 0,30ms") }
+    }
+
+    private var laneCounts: [Int]? {
+        guard let text = lanes ?? (full ? "1,8,64,256" : nil) else { return [] }
+        let values = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard values.allSatisfy({ ($0 ?? 0) >= 1 }) else { return nil }
+        return values.compactMap { $0 }
+    }
+
+    private var delays: [Duration]? {
+        let values = providerDelays.split(separator: ",").map { Settings.parseDuration($0.trimmingCharacters(in: .whitespaces)) }
+        guard values.allSatisfy({ $0 != nil }) else { return nil }
+        return values.compactMap { $0 }
     }
 
     func run() async throws {
@@ -68,83 +124,26 @@ struct BenchCommand: AsyncParsableCommand {
         if settings.string(.logLevel) == nil { logger.logLevel = .warning }
         let runID = String(UInt32.random(in: .min ... .max), radix: 16)
         let workload = BenchWorkload(runID: runID, users: users, broadcastDevices: broadcastDevices, eventId: eventId)
-        var workerConfiguration = try RuntimeSettings.worker(settings)
-        workerConfiguration.topology = HeraldTopology(queue: "herald.bench.\(runID)", queueType: workerConfiguration.topology.queueType)
-        workerConfiguration.lanes = threads
-        workerConfiguration.prefetch = UInt16(prefetch)
-        let store = try Store(configuration: try RuntimeSettings.store(settings), logger: logger)
-        let amqp = try await AMQPConnection.connect(workerConfiguration.amqp, logger: logger)
-        var queues: [String] = []
+        var base = try RuntimeSettings.worker(settings)
+        base.topology = HeraldTopology(queue: "herald.bench.\(runID)", queueType: base.topology.queueType)
+        base.lanes = threads
+        base.prefetch = UInt16(prefetch)
+        let storeConfiguration = try RuntimeSettings.store(settings)
+        let store = try Store(configuration: storeConfiguration, logger: logger)
+        let amqp = try await AMQPConnection.connect(base.amqp, logger: logger)
+        let probe = BenchProbe(client: try PostgresClient(configuration: storeConfiguration.database))
+        let runner = BenchRunner(amqp: amqp, store: store, probe: probe, workload: workload, base: base, logger: logger, quiet: json)
         do {
             try await store.migrate()
             let catalog = try await store.templateCache.catalog()
             guard (try? catalog.template(eventId: eventId, culture: "ru-RU", platform: .ios)) != nil else {
                 throw ValidationError("no ru-RU template for \(eventId): run `herald templates import templates/` first")
             }
-            progress("seeding \(users) devices")
-            try await store.devices.importDevices(workload.registrations)
-            let deliveriesPerRun = (0..<events).reduce(0) { $0 + workload.deliveries($1) }
-
-            // (a) Bare consumer.
-            let bareQueue = "herald.bench.\(runID).bare"
-            queues.append(bareQueue)
-            try await amqp.declareQueue(AMQPQueue(name: bareQueue, type: workerConfiguration.topology.queueType))
-            progress("publishing \(events) events for the bare consumer")
-            try await publish(amqp, count: events, exchange: "", routingKey: bareQueue, workload: workload, salt: 1)
-            progress("bare consumer")
-            let bareSeconds = try await bareConsume(queue: bareQueue, count: events, configuration: workerConfiguration.amqp, logger: logger)
-
-            // (b) Pipeline, same events (bodies differ only by salt), null sender.
-            let topology = workerConfiguration.topology
-            queues += [topology.queue, topology.deadLetterQueue]
-            try await amqp.declare(topology)
-            progress("publishing \(events) events for the pipeline")
-            try await publish(amqp, count: events, exchange: topology.exchange, routingKey: topology.routingKey, workload: workload, salt: 2)
-            progress("pipeline")
-            let probe = BenchProbe(client: try PostgresClient(configuration: try RuntimeSettings.store(settings).database))
-            let before = await probe.read(settleStatistics: true)
-            let (pipelineSeconds, delivered) = try await pipeline(workerConfiguration, store: store, logger: logger) { worker in
-                try await wait(until: { worker.statistics.acked + worker.statistics.deadLettered >= events }, what: "the pipeline to drain")
-            }
-            let costs = BenchProbe.costs(from: before, to: await probe.read(settleStatistics: true), deliveries: delivered)
-            await probe.client.close()
-
-            // (c) Latency at a steady rate (the worker consumes while events are published).
-            var latencyConfiguration = workerConfiguration
-            latencyConfiguration.topology = HeraldTopology(queue: "herald.bench.\(runID).latency", queueType: topology.queueType)
-            queues += [latencyConfiguration.topology.queue, latencyConfiguration.topology.deadLetterQueue]
-            try await amqp.declare(latencyConfiguration.topology)
-            progress("latency run: \(latencyEvents) events at \(latencyRate)/s")
-            var p50: Duration?
-            var p99: Duration?
-            _ = try await pipeline(latencyConfiguration, store: store, logger: logger) { worker in
-                try await publishSteadily(amqp, topology: latencyConfiguration.topology, workload: workload)
-                try await wait(until: { worker.statistics.acked + worker.statistics.deadLettered >= latencyEvents }, what: "the latency run")
-                p50 = worker.statistics.latencyP50
-                p99 = worker.statistics.latencyP99
-            }
-
-            let synchronousCommit = await Self.synchronousCommit(try RuntimeSettings.store(settings))
-            #if DEBUG
-            let build = "debug"
-            #else
-            let build = "release"
-            #endif
-            let result = BenchResult(
-                build: build, date: ISO8601DateFormatter().string(from: Date()), events: events, deliveriesPerRun: deliveriesPerRun, users: users,
-                broadcastDevices: broadcastDevices, queueType: topology.queueType.rawValue, prefetch: prefetch, lanes: threads,
-                bareSeconds: bareSeconds, bareRate: Double(events) / bareSeconds,
-                pipelineSeconds: pipelineSeconds, pipelineEventRate: Double(events) / pipelineSeconds,
-                pipelineDeliveryRate: Double(delivered) / pipelineSeconds,
-                ratio: (Double(events) / pipelineSeconds) / (Double(events) / bareSeconds),
-                latencyEvents: latencyEvents, latencyRate: latencyRate,
-                latencyP50Milliseconds: p50.map { $0.seconds * 1000 }, latencyP99Milliseconds: p99.map { $0.seconds * 1000 },
-                peakRSSMegabytes: Self.peakRSSMegabytes(), synchronousCommit: synchronousCommit, pipelineCosts: costs
-            )
-            progress("cleaning up")
-            try await cleanUp(amqp: amqp, queues: queues, store: store, workload: workload)
-            await amqp.close()
-            await store.close()
+            var result = try await measure(runner, settings: settings)
+            result.synchronousCommit = try? await probe.client.query("SHOW synchronous_commit", []).first?.decode(String.self, at: 0)
+            runner.progress("cleaning up")
+            try await runner.cleanUp()
+            await runner.close()
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -153,128 +152,98 @@ struct BenchCommand: AsyncParsableCommand {
                 Console.out(result.table)
             }
         } catch {
-            try? await cleanUp(amqp: amqp, queues: queues, store: store, workload: workload)
-            await amqp.close()
-            await store.close()
+            try? await runner.cleanUp()
+            await runner.close()
             Console.error("herald bench: \(error)")
             throw ExitCode.failure
         }
     }
 
-    private func progress(_ text: String) {
-        if !json { Console.error("bench: \(text)…") }
-    }
+    private func measure(_ runner: BenchRunner, settings: Settings) async throws -> BenchResult {
+        let workload = runner.workload
+        var result = BenchResult(
+            build: Self.build, date: ISO8601DateFormatter().string(from: Date()), machine: BenchResult.Machine.current(),
+            events: events, deliveriesPerRun: (0..<events).reduce(0) { $0 + workload.deliveries($1) }, users: users,
+            broadcastDevices: broadcastDevices, queueType: runner.base.topology.queueType.rawValue, prefetch: prefetch, lanes: threads
+        )
+        runner.progress("seeding \(users) devices")
+        try await runner.store.devices.importDevices(workload.registrations)
 
-    private func publish(_ amqp: AMQPConnection, count: Int, exchange: String, routingKey: String, workload: BenchWorkload, salt: Int) async throws {
-        let properties = AMQPProperties(contentType: "application/xml", deliveryMode: .persistent)
-        for start in stride(from: 0, to: count, by: 5_000) {
-            let batch = (start..<min(count, start + 5_000)).map {
-                AMQPOutgoingMessage(exchange: exchange, routingKey: routingKey, body: workload.body($0, salt: salt), properties: properties)
+        // 1. Bare consumer.
+        result.bare = try await runner.bare(events: events, prefetch: prefetch)
+
+        // 2. Pipeline, null sender, `rounds` times.
+        for round in 1...max(rounds, full ? 5 : 1) {
+            runner.progress("pipeline, round \(round)")
+            result.rounds.append(try await runner.pipeline("pipeline\(round)", events: events, lanes: threads, sender: NullSender()))
+        }
+
+        // 3. Latency at a steady rate, and at half the pipeline's.
+        runner.progress("latency run: \(latencyEvents) events at \(latencyRate)/s")
+        result.latency.append(try await runner.latency(events: latencyEvents, rate: latencyRate))
+        if let maxRate = result.pipeline?.eventRate {
+            let half = max(1, Int(maxRate / 2))
+            runner.progress("latency run: \(latencyEvents) events at \(half)/s (half the pipeline's rate)")
+            result.latency.append(try await runner.latency(events: latencyEvents, rate: half))
+        }
+
+        // 4. Throughput by lanes.
+        for count in laneCounts ?? [] {
+            runner.progress("lanes \(count): \(lanesEvents) events")
+            var run = try await runner.pipeline("lanes\(count)", events: lanesEvents, lanes: count, sender: NullSender())
+            run.lanes = count
+            result.byLanes.append(run)
+        }
+
+        // 5. A broadcast to many devices, 6. the real senders.
+        let broadcastDevices = full ? max(broadcast, 100_000) : broadcast
+        if broadcastDevices > 0 {
+            try await runner.seedBroadcastDevices(broadcastDevices)
+            runner.progress("broadcast to \(broadcastDevices) devices, null sender")
+            result.broadcasts.append(try await runner.broadcast(devices: broadcastDevices, sender: NullSender(), label: "null sender", sandbox: nil))
+        }
+        if providers || full {
+            for delay in delays ?? [] {
+                runner.progress("providers: herald sandbox answering after \(delay)")
+                let sandbox = try await BenchSandbox(responseDelay: delay)
+                do {
+                    var run = try await runner.pipeline(
+                        "providers\(Int(delay.seconds * 1000))", events: providerEvents, lanes: threads, sender: try sandbox.providerSender(logger: runner.logger),
+                        sandbox: sandbox
+                    )
+                    run.sandboxDelayMilliseconds = delay.seconds * 1000
+                    result.providers.append(run)
+                    if broadcastDevices > 0, delay == .zero {
+                        runner.progress("broadcast to \(broadcastDevices) devices, APNs/FCM senders to the sandbox")
+                        result.broadcasts.append(try await runner.broadcast(
+                            devices: broadcastDevices, sender: try sandbox.providerSender(logger: runner.logger), label: "APNs/FCM senders, sandbox",
+                            sandbox: sandbox
+                        ))
+                    }
+                } catch {
+                    sandbox.stop()
+                    throw error
+                }
+                sandbox.stop()
             }
-            try await amqp.publishBatch(batch)
         }
+
+        // 7. Peak RSS with a backlog in the broker.
+        let backlog = full ? max(self.backlog, 1_000_000) : self.backlog
+        if backlog > 0 {
+            runner.progress("backlog: \(backlog) messages waiting")
+            result.backlog = try await runner.backlog(messages: backlog)
+        }
+        result.peakRSSMegabytes = BenchRunner.peakRSSMegabytes()
+        result.summarize()
+        return result
     }
 
-    /// Publishes the latency run's events at `latencyRate` per second, each stamped with its
-    /// publish time (`timestamp_in_ms`).
-    private func publishSteadily(_ amqp: AMQPConnection, topology: HeraldTopology, workload: BenchWorkload) async throws {
-        let started = ContinuousClock.now
-        let tick = 100  // batches per second
-        let perTick = max(1, latencyRate / tick)
-        var sent = 0
-        while sent < latencyEvents {
-            let batch = (sent..<min(latencyEvents, sent + perTick)).map { index in
-                let properties = AMQPProperties(
-                    contentType: "application/xml", headers: ["timestamp_in_ms": .int(Int64((Date().timeIntervalSince1970 * 1000).rounded()))],
-                    deliveryMode: .persistent
-                )
-                return AMQPOutgoingMessage(exchange: topology.exchange, routingKey: topology.routingKey, body: workload.body(index, salt: 3), properties: properties)
-            }
-            try await amqp.publishBatch(batch)
-            sent += batch.count
-            let due = started + .seconds(Double(sent) / Double(latencyRate))
-            if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
-        }
-    }
-
-    /// Seconds a consumer that only acknowledges takes to take `count` messages.
-    private func bareConsume(queue: String, count: Int, configuration: AMQPConfiguration, logger: Logger) async throws -> Double {
-        let connection = try await AMQPConnection.connect(configuration, logger: logger)
-        let started = ContinuousClock.now
-        let consumer = try await connection.consume(queue: queue, prefetch: UInt16(prefetch))
-        var received = 0
-        for try await delivery in consumer {
-            try consumer.ack(delivery.deliveryTag)
-            received += 1
-            if received == count { break }
-        }
-        let elapsed = ContinuousClock.now - started
-        try? await consumer.cancel()
-        await connection.close()
-        return elapsed.seconds
-    }
-
-    /// Runs a worker with the null sender while `body` runs; returns the seconds and the
-    /// deliveries made.
-    private func pipeline(
-        _ configuration: WorkerConfiguration, store: Store, logger: Logger, _ body: (WorkerService) async throws -> Void
-    ) async throws -> (Double, Int) {
-        let worker = try WorkerService(configuration: configuration, store: store, sender: NullSender(), logger: logger)
-        let started = ContinuousClock.now
-        let running = Task { try await worker.run() }
-        do {
-            try await body(worker)
-        } catch {
-            worker.stop()
-            _ = await running.result
-            throw error
-        }
-        let elapsed = ContinuousClock.now - started
-        let delivered = worker.statistics.delivered
-        worker.stop()
-        _ = await running.result
-        return (elapsed.seconds, delivered)
-    }
-
-    private func wait(until condition: () -> Bool, what: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(1_800)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw ValidationError("timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-    }
-
-    /// Deletes the run's queues and devices. The journal rows stay, as in production, so that
-    /// runs in a row measure a growing journal.
-    private func cleanUp(amqp: AMQPConnection, queues: [String], store: Store, workload: BenchWorkload) async throws {
-        for queue in queues { _ = try? await amqp.deleteQueue(queue) }
-        try? await amqp.deleteExchange("herald.bench.\(workload.runID).dlx")
-        try? await amqp.deleteExchange("herald.bench.\(workload.runID).latency.dlx")
-        let client = try PostgresClient(configuration: store.configuration.database)
-        do {
-            try await client.execute("DELETE FROM devices WHERE device_id LIKE $1", ["bench-\(workload.runID)-%"])
-        } catch {
-            await client.close()
-            throw error
-        }
-        await client.close()
-    }
-
-    /// The database's `synchronous_commit` (durability of the journal writes), for the record.
-    static func synchronousCommit(_ configuration: StoreConfiguration) async -> String? {
-        guard let client = try? PostgresClient(configuration: configuration.database) else { return nil }
-        let value = try? await client.query("SHOW synchronous_commit", []).first?.decode(String.self, at: 0)
-        await client.close()
-        return value
-    }
-
-    /// Peak resident set size of this process (`VmHWM` in /proc/self/status), in megabytes.
-    static func peakRSSMegabytes() -> Double? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            let kilobytes = line.split(separator: " ").compactMap { Double($0) }.first
-            return kilobytes.map { $0 / 1024 }
-        }
-        return nil
+    static var build: String {
+        #if DEBUG
+        "debug"
+        #else
+        "release"
+        #endif
     }
 }

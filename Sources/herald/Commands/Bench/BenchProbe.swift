@@ -34,8 +34,9 @@ struct BenchProbe: Sendable {
 
     let client: PostgresClient
 
-    /// PostgreSQL 15 publishes table statistics at most once a second: wait that long first when
-    /// the row counts matter.
+    /// PostgreSQL 15 publishes a session's table statistics at most once a second, and when the
+    /// session ends: wait that long first when the row counts matter (the bench's workers close
+    /// their sessions at the end of each phase).
     func read(settleStatistics: Bool = false) async -> Reading {
         if settleStatistics { try? await Task.sleep(for: .milliseconds(1_200)) }
         var reading = Reading(ownCPU: Self.cpuSeconds(pid: "self") ?? 0)
@@ -54,7 +55,7 @@ struct BenchProbe: Sendable {
         return reading
     }
 
-    static func costs(from start: Reading, to end: Reading, deliveries: Int, tables: Set<String> = ["journal", "messages", "devices"]) -> Costs {
+    static func costs(from start: Reading, to end: Reading, deliveries: Int, tables: Set<String> = ["journal", "messages", "device_positions", "devices"]) -> Costs {
         let n = Double(max(1, deliveries))
         let seconds = max(1e-9, (end.at - start.at).seconds)
         func diff(_ a: Double?, _ b: Double?) -> Double? { a.flatMap { a in b.map { $0 - a } } }

@@ -1,9 +1,78 @@
 import Foundation
 
-/// What `herald bench` measured; printed as a table or, with `--json`, as JSON.
+/// What `herald bench` measured; printed as a table or, with `--json`, as JSON (the input of
+/// `scripts/bench-plots.py`, and of `../shared/bench/compare.sh`, which reads `bareRate`,
+/// `pipelineEventRate` and `pipelineDeliveryRate`).
 struct BenchResult: Codable, Sendable {
+    struct Machine: Codable, Sendable {
+        var cores: Int
+        var memoryGigabytes: Double
+        var kernel: String
+        /// The load average when the run began (other work on the box skews every figure).
+        var loadAverage: String
+
+        static func current() -> Machine {
+            var system = utsname()
+            uname(&system)
+            let kernel = withUnsafeBytes(of: &system.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
+            return Machine(
+                cores: ProcessInfo.processInfo.activeProcessorCount, memoryGigabytes: Double(ProcessInfo.processInfo.physicalMemory) / 1_073_741_824,
+                kernel: kernel, loadAverage: load
+            )
+        }
+    }
+
+    struct Bare: Codable, Sendable {
+        var seconds: Double
+        var rate: Double
+    }
+
+    struct Run: Codable, Sendable {
+        var events: Int
+        var deliveries: Int
+        var seconds: Double
+        var eventRate: Double
+        var deliveryRate: Double
+        var costs: BenchProbe.Costs
+        var lanes: Int?
+        var sandboxDelayMilliseconds: Double?
+        var sandboxCPUMicroseconds: Double?
+        var failed: Int?
+    }
+
+    struct Bucket: Codable, Sendable {
+        var upToMilliseconds: Double
+        var count: Int
+    }
+
+    struct Latency: Codable, Sendable {
+        var rate: Int
+        var events: Int
+        var p50Milliseconds: Double?
+        var p99Milliseconds: Double?
+        var histogram: [Bucket] = []
+    }
+
+    struct Broadcast: Codable, Sendable {
+        var label: String
+        var devices: Int
+        var deliveries = 0
+        var seconds = 0.0
+        var workerCPUMicroseconds: Double?
+        var sandboxCPUMicroseconds: Double?
+    }
+
+    struct Backlog: Codable, Sendable {
+        var messages: Int
+        var consumed = 0
+        var seconds = 0.0
+        var peakRSSMegabytes: Double?
+    }
+
     var build: String
     var date: String
+    var machine: Machine
     var events: Int
     var deliveriesPerRun: Int
     var users: Int
@@ -11,54 +80,119 @@ struct BenchResult: Codable, Sendable {
     var queueType: String
     var prefetch: Int
     var lanes: Int
-    var bareSeconds: Double
-    var bareRate: Double
-    var pipelineSeconds: Double
-    var pipelineEventRate: Double
-    var pipelineDeliveryRate: Double
-    var ratio: Double
-    var latencyEvents: Int
-    var latencyRate: Int
-    var latencyP50Milliseconds: Double?
-    var latencyP99Milliseconds: Double?
-    var peakRSSMegabytes: Double?
     var synchronousCommit: String?
-    /// Per delivery, over the pipeline run.
-    var pipelineCosts: BenchProbe.Costs?
+    var bare: Bare?
+    /// The pipeline runs with the null sender, in order (the journal growing).
+    var rounds: [Run] = []
+    var latency: [Latency] = []
+    var byLanes: [Run] = []
+    var broadcasts: [Broadcast] = []
+    var providers: [Run] = []
+    var backlog: Backlog?
+    var peakRSSMegabytes: Double?
+
+    /// The figure of record: the median round (the journal's growth shows in `rounds`).
+    var pipeline: Run? {
+        guard !rounds.isEmpty else { return nil }
+        return rounds.sorted { $0.eventRate < $1.eventRate }[rounds.count / 2]
+    }
+
+    /// The headline figures, under the keys `../shared/bench/compare.sh` reads (filled by
+    /// ``summarize()``).
+    var bareRate: Double?
+    var pipelineEventRate: Double?
+    var pipelineDeliveryRate: Double?
+    var ratio: Double?
+
+    init(
+        build: String, date: String, machine: Machine, events: Int, deliveriesPerRun: Int, users: Int, broadcastDevices: Int, queueType: String,
+        prefetch: Int, lanes: Int
+    ) {
+        self.build = build
+        self.date = date
+        self.machine = machine
+        self.events = events
+        self.deliveriesPerRun = deliveriesPerRun
+        self.users = users
+        self.broadcastDevices = broadcastDevices
+        self.queueType = queueType
+        self.prefetch = prefetch
+        self.lanes = lanes
+    }
+
+    mutating func summarize() {
+        bareRate = bare?.rate
+        pipelineEventRate = pipeline?.eventRate
+        pipelineDeliveryRate = pipeline?.deliveryRate
+        if let bare, let pipeline { ratio = pipeline.eventRate / bare.rate }
+    }
+
+    // MARK: Table
 
     var table: String {
-        func n(_ value: Double) -> String { String(format: "%.0f", value) }
-        func ms(_ value: Double?) -> String { value.map { String(format: "%.1f ms", $0) } ?? "-" }
-        return """
-            Herald benchmark (\(build) build, \(date))
-              workload: \(events) events (80% one user, 15% three users, 5% broadcast to \(broadcastDevices) devices) → \(deliveriesPerRun) deliveries; \(users) users
-              broker: \(queueType) durable queue, persistent messages, prefetch \(prefetch); pipeline: \(lanes) lanes, null sender; PostgreSQL synchronous_commit=\(synchronousCommit ?? "?")
-
-              run                            seconds    events/s   deliveries/s
-              bare consumer (consume + ack)  \(String(format: "%7.2f", bareSeconds))  \(n(bareRate).leftPad(10))              -
-              full pipeline (null sender)    \(String(format: "%7.2f", pipelineSeconds))  \(n(pipelineEventRate).leftPad(10))  \(n(pipelineDeliveryRate).leftPad(13))
-              pipeline / bare consumer       \(String(format: "%.0f%%", ratio * 100))
-            \(costsTable)
-
-              publish→sent latency at a steady \(latencyRate) events/s (\(latencyEvents) events): p50 \(ms(latencyP50Milliseconds)), p99 \(ms(latencyP99Milliseconds))
-              peak RSS: \(peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")
-            """
+        var lines: [String] = []
+        lines.append("Herald benchmark (\(build) build, \(date); \(machine.cores) cores, \(String(format: "%.0f", machine.memoryGigabytes)) GiB, load average at start \(machine.loadAverage))")
+        lines.append("  workload: \(events) events (80% one user, 15% three users, 5% broadcast to \(broadcastDevices) devices) → \(deliveriesPerRun) deliveries; \(users) users")
+        lines.append("  broker: \(queueType) durable queue, persistent messages, prefetch \(prefetch); pipeline: \(lanes) lanes, null sender; PostgreSQL synchronous_commit=\(synchronousCommit ?? "?")")
+        lines.append("")
+        lines.append("  run                              seconds    events/s   deliveries/s   vs bare")
+        if let bare {
+            lines.append("  bare consumer (consume + ack)  \(f(bare.seconds, 9, 2))  \(f(bare.rate, 10, 0))              -         -")
+        }
+        for (index, round) in rounds.enumerated() {
+            let label = rounds.count == 1 ? "full pipeline (null sender)" : "full pipeline, round \(index + 1)"
+            lines.append("  \(label.padding(toLength: 31, withPad: " ", startingAt: 0))\(f(round.seconds, 7, 2))  \(f(round.eventRate, 10, 0))  \(f(round.deliveryRate, 13, 0))  \(ratio(round))")
+        }
+        if rounds.count >= 5 {
+            let change = (rounds[4].eventRate / rounds[1].eventRate - 1) * 100
+            lines.append("  round 5 vs round 2: \(String(format: "%+.1f%%", change))")
+        }
+        if let pipeline {
+            let c = pipeline.costs
+            lines.append("")
+            lines.append("  per delivery (pipeline)        worker CPU \(us(c.workerCPUMicroseconds)), PostgreSQL CPU \(us(c.postgresCPUMicroseconds)), RabbitMQ CPU \(us(c.brokerCPUMicroseconds))")
+            lines.append("                                 WAL \(c.walBytes.map { String(format: "%.0f bytes", $0) } ?? "-"), row writes \(c.rowWrites.map { String(format: "%.2f", $0) } ?? "-")")
+            lines.append("  cores busy                     worker \(cores(c.workerCores)), PostgreSQL \(cores(c.postgresCores)), RabbitMQ \(cores(c.brokerCores))")
+        }
+        for run in latency {
+            lines.append("  publish→sent at a steady \(run.rate) events/s (\(run.events) events): p50 \(ms(run.p50Milliseconds)), p99 \(ms(run.p99Milliseconds))")
+        }
+        if !byLanes.isEmpty {
+            lines.append("")
+            lines.append("  lanes    events/s   deliveries/s")
+            for run in byLanes { lines.append("  \(f(Double(run.lanes ?? 0), 5, 0))  \(f(run.eventRate, 10, 0))  \(f(run.deliveryRate, 13, 0))") }
+        }
+        if !providers.isEmpty {
+            lines.append("")
+            lines.append("  real APNs/FCM senders → herald sandbox     deliveries/s   worker CPU/delivery   sandbox CPU/delivery")
+            for run in providers {
+                let label = "sandbox answering after \(String(format: "%.0f", run.sandboxDelayMilliseconds ?? 0)) ms"
+                lines.append("  \(label.padding(toLength: 41, withPad: " ", startingAt: 0))\(f(run.deliveryRate, 14, 0))   \(us(run.costs.workerCPUMicroseconds).leftPad(19))   \(us(run.sandboxCPUMicroseconds).leftPad(20))\(run.failed.map { $0 > 0 ? "  (\($0) not sent)" : "" } ?? "")")
+            }
+            if let null = pipeline { lines.append("  (null sender, same pipeline: \(f(null.deliveryRate, 0, 0)) deliveries/s)") }
+        }
+        for run in broadcasts {
+            lines.append("  broadcast to \(run.devices) devices, \(run.label): every delivery recorded after \(String(format: "%.2f s", run.seconds)) (\(run.deliveries) sent)")
+        }
+        if let backlog {
+            lines.append("  backlog of \(backlog.messages) messages: \(backlog.consumed) consumed in \(String(format: "%.0f s", backlog.seconds)), peak RSS \(backlog.peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")")
+        }
+        lines.append("  peak RSS of the run: \(peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")")
+        return lines.joined(separator: "\n")
     }
-}
 
-extension BenchResult {
-    /// Per-delivery costs of the pipeline run.
-    var costsTable: String {
-        guard let c = pipelineCosts else { return "" }
-        func us(_ v: Double?) -> String { v.map { String(format: "%.1f µs", $0) } ?? "-" }
-        func cores(_ v: Double?) -> String { v.map { String(format: "%.2f", $0) } ?? "-" }
-        return """
-
-              per delivery (pipeline run)    worker CPU \(us(c.workerCPUMicroseconds)), PostgreSQL CPU \(us(c.postgresCPUMicroseconds)), RabbitMQ CPU \(us(c.brokerCPUMicroseconds))
-                                             WAL \(c.walBytes.map { String(format: "%.0f bytes", $0) } ?? "-"), row writes \(c.rowWrites.map { String(format: "%.2f", $0) } ?? "-") (journal, messages, devices)
-              cores busy                     worker \(cores(c.workerCores)), PostgreSQL \(cores(c.postgresCores)), RabbitMQ \(cores(c.brokerCores))
-            """
+    private func ratio(_ run: Run) -> String {
+        guard let bare else { return "-" }
+        return String(format: "%.0f%%", run.eventRate / bare.rate * 100).leftPad(8)
     }
+
+    private func f(_ value: Double, _ width: Int, _ decimals: Int) -> String {
+        String(format: "%.\(decimals)f", value).leftPad(width)
+    }
+
+    private func us(_ value: Double?) -> String { value.map { String(format: "%.1f µs", $0) } ?? "-" }
+    private func cores(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "-" }
+    private func ms(_ value: Double?) -> String { value.map { String(format: "%.1f ms", $0) } ?? "-" }
 }
 
 extension String {

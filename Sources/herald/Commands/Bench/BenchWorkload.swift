@@ -18,6 +18,8 @@ struct BenchWorkload: Sendable {
 
     var zone: String { "bench-\(runID)" }
     var branch: String { "bench-\(runID)-b" }
+    /// The branch of the devices of the large broadcast (`herald bench --broadcast`).
+    var broadcastBranch: String { "bench-\(runID)-bb" }
 
     func userId(_ n: Int) -> String { "bench-\(runID)-u\(n)" }
 
@@ -70,6 +72,17 @@ struct BenchWorkload: Sendable {
             <EventDateTime>2015-04-30T17:32:\(seconds).\(fraction)+03:00</EventDateTime>\
             <EventFilters>\(filters)</EventFilters>\
             <EventParams><EventParam name="amount" value="\(index % 1000).00" /><EventParam name="currency" value="RUB" /><EventParam name="n" value="\(index)" /></EventParams>\
+            </PushNotification>
+            """.utf8)
+    }
+
+    /// One broadcast event to every device of ``broadcastBranch``.
+    func broadcastBody(salt: Int) -> Data {
+        Data("""
+            <PushNotification><EventId>\(eventId)</EventId><EventType>Message</EventType>\
+            <EventDateTime>2015-04-30T17:32:00.\(String(format: "%07d", salt % 10_000_000))+03:00</EventDateTime>\
+            <EventFilters><Filter name="UserId" value="0" /><Filter name="BranchId" value="\(broadcastBranch)" /></EventFilters>\
+            <EventParams><EventParam name="amount" value="1.00" /><EventParam name="currency" value="RUB" /><EventParam name="n" value="0" /></EventParams>\
             </PushNotification>
             """.utf8)
     }

@@ -1,0 +1,291 @@
+import ArgumentParser
+import Foundation
+import HeraldAMQP
+import HeraldCore
+import HeraldDelivery
+import HeraldPostgres
+import HeraldStore
+import HeraldWorker
+import Logging
+import Synchronization
+
+/// The phases of `herald bench`, each in queues of its own (`herald.bench.<run>.<phase>`),
+/// deleted at the end with the run's devices.
+final class BenchRunner: Sendable {
+    let amqp: AMQPConnection
+    let store: Store
+    let probe: BenchProbe
+    let workload: BenchWorkload
+    let base: WorkerConfiguration
+    let logger: Logger
+    let quiet: Bool
+    private let queues = QueueList()
+
+    init(amqp: AMQPConnection, store: Store, probe: BenchProbe, workload: BenchWorkload, base: WorkerConfiguration, logger: Logger, quiet: Bool) {
+        self.amqp = amqp
+        self.store = store
+        self.probe = probe
+        self.workload = workload
+        self.base = base
+        self.logger = logger
+        self.quiet = quiet
+    }
+
+    func progress(_ text: String) {
+        if !quiet { Console.error("bench: \(text)…") }
+    }
+
+    // MARK: Phases
+
+    /// Seconds a consumer that only acknowledges takes to take `events` messages.
+    func bare(events: Int, prefetch: Int) async throws -> BenchResult.Bare {
+        let queue = "\(base.topology.queue).bare"
+        queues.add(queue)
+        try await amqp.declareQueue(AMQPQueue(name: queue, type: base.topology.queueType))
+        progress("publishing \(events) events for the bare consumer")
+        try await publish(count: events, exchange: "", routingKey: queue, salt: 1)
+        progress("bare consumer")
+        let connection = try await AMQPConnection.connect(base.amqp, logger: logger)
+        let started = ContinuousClock.now
+        let consumer = try await connection.consume(queue: queue, prefetch: UInt16(prefetch))
+        var received = 0
+        for try await delivery in consumer {
+            try consumer.ack(delivery.deliveryTag)
+            received += 1
+            if received == events { break }
+        }
+        let seconds = (ContinuousClock.now - started).seconds
+        try? await consumer.cancel()
+        await connection.close()
+        return BenchResult.Bare(seconds: seconds, rate: Double(events) / seconds)
+    }
+
+    /// `events` of the workload published, then drained by a worker with `sender`: rates and
+    /// costs per delivery.
+    func pipeline(_ name: String, events: Int, lanes: Int, sender: any PushSender, sandbox: BenchSandbox? = nil) async throws -> BenchResult.Run {
+        let configuration = try await topology(name, lanes: lanes)
+        progress("\(name): publishing \(events) events")
+        try await publish(count: events, exchange: configuration.topology.exchange, routingKey: configuration.topology.routingKey, salt: salt(name))
+        progress("\(name): draining")
+        let before = await probe.read(settleStatistics: true)
+        let sandboxBefore = sandbox?.cpuSeconds
+        var after = before
+        let (seconds, delivered, statistics) = try await drain(configuration, sender: sender) { worker in
+            try await Self.wait(until: { worker.statistics.acked + worker.statistics.deadLettered >= events }, what: "\(name) to drain")
+            // CPU while the worker's database sessions still exist (an ended process's time is
+            // no longer in /proc); row counts once they have ended and published them.
+            after = await probe.read()
+        }
+        after.rowWrites = await probe.read(settleStatistics: true).rowWrites
+        var run = BenchResult.Run(
+            events: events, deliveries: delivered, seconds: seconds, eventRate: Double(events) / seconds, deliveryRate: Double(delivered) / seconds,
+            costs: BenchProbe.costs(from: before, to: after, deliveries: delivered)
+        )
+        if let sandboxBefore, let sandboxAfter = sandbox?.cpuSeconds, delivered > 0 {
+            run.sandboxCPUMicroseconds = (sandboxAfter - sandboxBefore) / Double(delivered) * 1e6
+        }
+        run.failed = statistics.failed + statistics.tokenDead
+        return run
+    }
+
+    /// Events published at `rate` per second while a worker consumes: publish→sent latency.
+    func latency(events: Int, rate: Int) async throws -> BenchResult.Latency {
+        let configuration = try await topology("latency\(rate)", lanes: base.lanes)
+        var result = BenchResult.Latency(rate: rate, events: events)
+        _ = try await drain(configuration, sender: NullSender()) { worker in
+            try await publishSteadily(count: events, rate: rate, topology: configuration.topology)
+            try await Self.wait(until: { worker.statistics.acked + worker.statistics.deadLettered >= events }, what: "the latency run")
+            let statistics = worker.statistics
+            result.p50Milliseconds = statistics.latencyP50.map { $0.seconds * 1000 }
+            result.p99Milliseconds = statistics.latencyP99.map { $0.seconds * 1000 }
+            result.histogram = worker.latencyDistribution.map { BenchResult.Bucket(upToMilliseconds: $0.upTo.seconds * 1000, count: $0.count) }
+        }
+        return result
+    }
+
+    /// Registers `count` extra devices in the branch that ``broadcast(devices:sender:label:sandbox:)``
+    /// addresses.
+    func seedBroadcastDevices(_ count: Int) async throws {
+        progress("seeding \(count) devices for the broadcast")
+        let run = workload.runID, zone = workload.zone, branch = workload.broadcastBranch
+        let registrations = (0..<count).map { (n: Int) -> DeviceRegistration in
+            let ios = n % 2 == 0
+            let token: String = ios ? String(format: "%064x", 1_000_000_000 + n) : "bench-\(run)-bfcm-\(n)"
+            return DeviceRegistration(
+                deviceId: "bench-\(run)-bd\(n)", platform: ios ? .ios : .android, token: token, culture: "ru-RU",
+                userId: "bench-\(run)-bu\(n)", zoneId: zone, branchId: branch
+            )
+        }
+        for start in stride(from: 0, to: registrations.count, by: 20_000) {
+            try await store.devices.importDevices(Array(registrations[start..<min(registrations.count, start + 20_000)]))
+        }
+    }
+
+    /// One broadcast event to the `devices` devices of the broadcast branch: seconds from its
+    /// publication until it is acknowledged, that is until every delivery is recorded.
+    func broadcast(devices: Int, sender: any PushSender, label: String, sandbox: BenchSandbox?) async throws -> BenchResult.Broadcast {
+        let configuration = try await topology("broadcast\(sandbox == nil ? "-null" : "-providers")", lanes: base.lanes)
+        let sandboxBefore = sandbox?.cpuSeconds
+        var result = BenchResult.Broadcast(label: label, devices: devices)
+        let before = await probe.read()
+        let (_, delivered, _) = try await drain(configuration, sender: sender) { worker in
+            let published = ContinuousClock.now
+            try await amqp.publish(AMQPOutgoingMessage(
+                exchange: configuration.topology.exchange, routingKey: configuration.topology.routingKey,
+                body: workload.broadcastBody(salt: Int.random(in: 0..<1_000_000)), properties: AMQPProperties(contentType: "application/xml", deliveryMode: .persistent)
+            ))
+            try await Self.wait(until: { worker.statistics.acked >= 1 }, what: "the broadcast")
+            result.seconds = (ContinuousClock.now - published).seconds
+        }
+        result.deliveries = delivered
+        result.workerCPUMicroseconds = BenchProbe.costs(from: before, to: await probe.read(), deliveries: delivered).workerCPUMicroseconds
+        if let sandboxBefore, let after = sandbox?.cpuSeconds, delivered > 0 { result.sandboxCPUMicroseconds = (after - sandboxBefore) / Double(delivered) * 1e6 }
+        return result
+    }
+
+    /// `messages` published first, then a worker consumes them for at most two minutes: its
+    /// peak RSS (the backlog stays in the broker; at most the prefetch is in the process).
+    func backlog(messages: Int) async throws -> BenchResult.Backlog {
+        let configuration = try await topology("backlog", lanes: base.lanes)
+        progress("backlog: publishing \(messages) messages")
+        try await publish(count: messages, exchange: configuration.topology.exchange, routingKey: configuration.topology.routingKey, salt: 9)
+        Self.resetPeakRSS()
+        progress("backlog: consuming")
+        var result = BenchResult.Backlog(messages: messages)
+        let started = ContinuousClock.now
+        _ = try await drain(configuration, sender: NullSender()) { worker in
+            while worker.statistics.acked < messages, ContinuousClock.now - started < .seconds(120) {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            result.consumed = worker.statistics.acked
+        }
+        result.seconds = (ContinuousClock.now - started).seconds
+        result.peakRSSMegabytes = Self.peakRSSMegabytes()
+        return result
+    }
+
+    // MARK: Support
+
+    /// A worker configuration with queues of its own (declared by the worker).
+    private func topology(_ name: String, lanes: Int) async throws -> WorkerConfiguration {
+        var configuration = base
+        configuration.topology = HeraldTopology(queue: "\(base.topology.queue).\(name)", queueType: base.topology.queueType)
+        configuration.lanes = lanes
+        queues.add(configuration.topology.queue, configuration.topology.deadLetterQueue, exchanges: configuration.topology.exchange, configuration.topology.deadLetterExchange)
+        try await amqp.declare(configuration.topology)
+        return configuration
+    }
+
+    private func salt(_ name: String) -> Int { Int(UInt32(truncatingIfNeeded: name.hashValue)) }
+
+    private func publish(count: Int, exchange: String, routingKey: String, salt: Int) async throws {
+        let properties = AMQPProperties(contentType: "application/xml", deliveryMode: .persistent)
+        for start in stride(from: 0, to: count, by: 5_000) {
+            let batch = (start..<min(count, start + 5_000)).map {
+                AMQPOutgoingMessage(exchange: exchange, routingKey: routingKey, body: workload.body($0, salt: salt), properties: properties)
+            }
+            try await amqp.publishBatch(batch)
+        }
+    }
+
+    /// Publishes `count` events at `rate` per second, each stamped with its publish time
+    /// (`timestamp_in_ms`).
+    private func publishSteadily(count: Int, rate: Int, topology: HeraldTopology) async throws {
+        let started = ContinuousClock.now
+        let perTick = max(1, rate / 100)  // 100 batches per second
+        var sent = 0
+        let salt = Int.random(in: 0..<1_000_000)
+        while sent < count {
+            let batch = (sent..<min(count, sent + perTick)).map { index in
+                let properties = AMQPProperties(
+                    contentType: "application/xml", headers: ["timestamp_in_ms": .int(Int64((Date().timeIntervalSince1970 * 1000).rounded()))],
+                    deliveryMode: .persistent
+                )
+                return AMQPOutgoingMessage(exchange: topology.exchange, routingKey: topology.routingKey, body: workload.body(index, salt: salt), properties: properties)
+            }
+            try await amqp.publishBatch(batch)
+            sent += batch.count
+            let due = started + .seconds(Double(sent) / Double(rate))
+            if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
+        }
+    }
+
+    /// Runs a worker, as a process does (a store of its own, closed at the end so that its
+    /// database sessions end and publish their statistics), while `body` runs once it consumes;
+    /// returns the seconds from its start, the deliveries made and its final statistics.
+    private func drain(
+        _ configuration: WorkerConfiguration, sender: any PushSender, _ body: (WorkerService) async throws -> Void
+    ) async throws -> (Double, Int, WorkerStatistics) {
+        let store = try Store(configuration: self.store.configuration, logger: logger)
+        let worker = try WorkerService(configuration: configuration, store: store, sender: sender, logger: logger)
+        let started = ContinuousClock.now
+        let running = Task { try await worker.run() }
+        do {
+            try await Self.wait(until: { worker.isConsuming }, what: "the worker to consume")
+            try await body(worker)
+        } catch {
+            worker.stop()
+            _ = await running.result
+            await store.close()
+            throw error
+        }
+        let elapsed = (ContinuousClock.now - started).seconds
+        let statistics = worker.statistics
+        worker.stop()
+        _ = await running.result
+        await store.close()
+        return (elapsed, statistics.delivered, statistics)
+    }
+
+    static func wait(until condition: () -> Bool, what: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(1_800)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw BenchError("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Deletes the run's queues and devices. The journal rows stay, as in production, so that
+    /// runs in a row measure a growing journal.
+    func cleanUp() async throws {
+        let (queueNames, exchanges) = queues.all
+        for queue in queueNames { _ = try? await amqp.deleteQueue(queue) }
+        for exchange in exchanges { try? await amqp.deleteExchange(exchange) }
+        try await probe.client.execute("DELETE FROM devices WHERE device_id LIKE $1", ["bench-\(workload.runID)-%"])
+    }
+
+    func close() async {
+        await amqp.close()
+        await store.close()
+        await probe.client.close()
+    }
+
+    /// Peak resident set size of this process (`VmHWM` in /proc/self/status), in megabytes.
+    static func peakRSSMegabytes() -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return line.split(separator: " ").compactMap { Double($0) }.first.map { $0 / 1024 }
+        }
+        return nil
+    }
+
+    /// Resets `VmHWM` to the current RSS (Linux: `5` to /proc/self/clear_refs), so that a phase's
+    /// peak is its own.
+    static func resetPeakRSS() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+}
+
+/// The queues and exchanges a run declared.
+private final class QueueList: Sendable {
+    private let state = Mutex<(queues: [String], exchanges: [String])>(([], []))
+
+    func add(_ queues: String..., exchanges: String...) {
+        state.withLock {
+            $0.queues += queues
+            $0.exchanges += exchanges
+        }
+    }
+
+    var all: (queues: [String], exchanges: [String]) { state.withLock { $0 } }
+}
