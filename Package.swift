@@ -110,6 +110,8 @@ let package = Package(
                 "HeraldCore", "HeraldPostgres", .product(name: "Logging", package: "swift-log"),
                 // Message keys of the journal (SHA-256).
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The change listener counts the subscription changes it applied.
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             resources: [.embedInCode("Migrations/0001_initial.sql"), .embedInCode("Migrations/0002_journal.sql")],
             swiftSettings: strict

@@ -190,12 +190,18 @@ final class ServeFixture: Sendable {
         }
     }
 
-    /// Runs `change` (an API call) and returns once the database announced a change of `user`'s
-    /// subscriptions: the serving process' cache hears the same notification.
+    /// Runs `change` (an API call) and returns once the serving process has applied every
+    /// change notification it caused (its `herald_subscription_changes_total` has counted as
+    /// many as this test's own listener heard since), so that its next message sees the change.
     func afterChange(of user: String, _ change: () async throws -> Void) async throws {
-        let seen = changes.count(for: user)
+        let seen = changes.count(for: user), heard = changes.total
+        let applied = try await metric("herald_subscription_changes_total")
         try await change()
         try await waitUntil("a change notification for \(user)", timeout: .seconds(10)) { changes.count(for: user) > seen }
+        let caused = changes.total - heard
+        try await waitUntil("herald serve to apply \(caused) change notification(s)", timeout: .seconds(10)) {
+            try await metric("herald_subscription_changes_total") >= applied + caused
+        }
     }
 
     /// Publishes one `TransferIssued` event for `users`, waits until the worker acknowledged
@@ -233,10 +239,15 @@ final class ServeFixture: Sendable {
 
     /// `herald_messages_acked_total` from the process' `/metrics`.
     private func acknowledged() async throws -> Int {
+        try await metric("herald_messages_acked_total")
+    }
+
+    /// A counter from the process' `/metrics` (0 before it is first counted).
+    private func metric(_ name: String) async throws -> Int {
         try await server.withClient { client in
             let text = try await client.send(.get, "/metrics").text
             return text.split(separator: "\n")
-                .filter { $0.hasPrefix("herald_messages_acked_total") }
+                .filter { $0.hasPrefix(name + " ") || $0.hasPrefix(name + "{") }
                 .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
                 .reduce(0) { $0 + Int($1) }
         }
@@ -265,6 +276,8 @@ final class UserChangeWatch: Sendable {
     }
 
     func count(for user: String) -> Int { counts.withLock { $0[user, default: 0] } }
+    /// Every notification heard.
+    var total: Int { counts.withLock { $0.values.reduce(0, +) } }
 
     /// Notifies a probe until the listener hears it.
     func waitUntilListening() async throws {

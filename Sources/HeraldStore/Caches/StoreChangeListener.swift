@@ -1,5 +1,6 @@
 import HeraldPostgres
 import Logging
+import Metrics
 import Synchronization
 
 /// Feeds the caches from PostgreSQL notifications: `herald_devices` invalidates users in the
@@ -13,6 +14,10 @@ import Synchronization
 /// one, however many notifications arrive meanwhile) and retried with backoff while the
 /// database is unreachable.
 ///
+/// Every notification applied to the subscription cache counts in
+/// `herald_subscription_changes_total`: how often subscriptions change, and (compared with the
+/// database's notifications) when a process has seen a change.
+///
 /// Run it with ``run()`` (``Store/start()`` does); it returns when its task is cancelled.
 public final class StoreChangeListener: Sendable {
     private let client: PostgresClient
@@ -20,6 +25,7 @@ public final class StoreChangeListener: Sendable {
     private let subscriptions: SubscriptionCache
     private let logger: Logger
     private let connected = Mutex((devices: false, templates: false))
+    private let changesApplied = Counter(label: "herald_subscription_changes_total")
 
     public init(client: PostgresClient, templates: TemplateCache, subscriptions: SubscriptionCache, logger: Logger) {
         self.client = client
@@ -74,6 +80,7 @@ public final class StoreChangeListener: Sendable {
             } else {
                 subscriptions.invalidate(userId: notification.payload)
             }
+            changesApplied.increment()
         }
     }
 
