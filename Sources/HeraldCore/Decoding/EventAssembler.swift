@@ -43,22 +43,23 @@ struct EventAssembler {
         }
     }
 
-    mutating func addFilter(name rawName: String, value rawValue: String, field: String, offset: Int?) throws(EventDecodingError) {
+    /// `field` names the filter in error reasons and notes: built only when one is made.
+    mutating func addFilter(name rawName: String, value rawValue: String, field: @autoclosure () -> String, offset: Int?) throws(EventDecodingError) {
         guard filters.count < limits.maxFilters else {
-            throw error(.limitExceeded, field, "more than \(limits.maxFilters) filters", offset: offset)
+            throw error(.limitExceeded, field(), "more than \(limits.maxFilters) filters", offset: offset)
         }
         let name = rawName.trimmingSpaces
-        guard !name.isEmpty else { throw error(.invalidValue, field, "filter name must not be empty", offset: offset) }
+        guard !name.isEmpty else { throw error(.invalidValue, field(), "filter name must not be empty", offset: offset) }
         let value = rawValue.trimmingSpaces
-        guard !value.isEmpty else { throw error(.invalidValue, field, "filter value must not be empty", offset: offset) }
+        guard !value.isEmpty else { throw error(.invalidValue, field(), "filter value must not be empty", offset: offset) }
         let filterName = FilterName(rawValue: name)
-        if !filterName.isKnown { notes.append(.unknownFilter(name: name, field: field)) }
+        if !filterName.isKnown { notes.append(.unknownFilter(name: name, field: field())) }
         filters.append(EventFilter(name: filterName, value: value))
     }
 
-    mutating func addParam(name: String, value: String, field: String, offset: Int?) throws(EventDecodingError) {
+    mutating func addParam(name: String, value: String, field: @autoclosure () -> String, offset: Int?) throws(EventDecodingError) {
         guard params.count < limits.maxParams else {
-            throw error(.limitExceeded, field, "more than \(limits.maxParams) parameters", offset: offset)
+            throw error(.limitExceeded, field(), "more than \(limits.maxParams) parameters", offset: offset)
         }
         params.append(EventParameter(name: name, value: value))
     }

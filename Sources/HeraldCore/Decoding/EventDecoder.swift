@@ -43,7 +43,8 @@ public struct EventDecoder: Sendable {
     /// Checks the encoding and decides the format: the content type when it names XML or JSON,
     /// otherwise the first byte after an optional UTF-8 BOM and whitespace.
     public static func detectFormat(_ bytes: [UInt8], contentType: String?) throws(EventDecodingError) -> EventFormat {
-        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0x00, 0x00, 0xFE, 0xFF]) {
+        let first = bytes.first, second = bytes.count > 1 ? bytes[1] : nil
+        if (first == 0xFF && second == 0xFE) || (first == 0xFE && second == 0xFF) || bytes.starts(with: [0x00, 0x00, 0xFE, 0xFF]) {
             throw EventDecodingError(code: .unsupportedEncoding, field: "document", reason: "UTF-16/UTF-32 byte order mark; send UTF-8", offset: 0)
         }
         if let nul = bytes.prefix(4).firstIndex(of: 0) {
@@ -57,8 +58,8 @@ public struct EventDecoder: Sendable {
             throw EventDecodingError(code: .invalidUTF8, field: "document", reason: "invalid UTF-8 at byte \(bad)", offset: bad)
         }
         if let contentType, let format = EventFormat(contentType: contentType) { return format }
-        var k = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        while k < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[k]) { k += 1 }
+        var k = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
+        while k < bytes.count, bytes[k] == 0x20 || bytes[k] == 0x09 || bytes[k] == 0x0A || bytes[k] == 0x0D { k += 1 }
         guard k < bytes.count else {
             throw EventDecodingError(code: .unknownFormat, field: "document", reason: "empty document")
         }

@@ -47,14 +47,14 @@ enum XMLEventReader {
                         continue
                     }
                     index += 1
-                    let field = "EventFilters/Filter[\(index)]"
+                    let n = index
                     guard let name = filter.attribute("name") else {
-                        throw a.error(.missingField, field + "/@name", "required", offset: filter.offset)
+                        throw a.error(.missingField, "EventFilters/Filter[\(n)]/@name", "required", offset: filter.offset)
                     }
                     guard let value = filter.attribute("value") else {
-                        throw a.error(.missingField, field + "/@value", "required", offset: filter.offset)
+                        throw a.error(.missingField, "EventFilters/Filter[\(n)]/@value", "required", offset: filter.offset)
                     }
-                    try a.addFilter(name: name, value: value, field: field, offset: filter.offset)
+                    try a.addFilter(name: name, value: value, field: "EventFilters/Filter[\(n)]", offset: filter.offset)
                 }
             default: // eventparams
                 var index = 0
@@ -64,11 +64,11 @@ enum XMLEventReader {
                         continue
                     }
                     index += 1
-                    let field = "EventParams/EventParam[\(index)]"
+                    let n = index
                     guard let value = param.attribute("value") else {
-                        throw a.error(.missingField, field + "/@value", "required", offset: param.offset)
+                        throw a.error(.missingField, "EventParams/EventParam[\(n)]/@value", "required", offset: param.offset)
                     }
-                    try a.addParam(name: param.attribute("name") ?? "", value: value, field: field, offset: param.offset)
+                    try a.addParam(name: param.attribute("name") ?? "", value: value, field: "EventParams/EventParam[\(n)]", offset: param.offset)
                 }
             }
         }

@@ -201,7 +201,22 @@ struct XMLReader {
             }
             let quote = bytes[i]
             i += 1
-            var value: [UInt8] = []
+            // Fast path: a value without references, line ends or tabs is its bytes as they are.
+            var end = i
+            while end < bytes.count, bytes[end] != quote, bytes[end] >= 0x20, bytes[end] != UInt8(ascii: "&"), bytes[end] != UInt8(ascii: "<") {
+                end += 1
+            }
+            if end < bytes.count, bytes[end] == quote {
+                let value = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<end]), as: UTF8.self)
+                i = end + 1
+                if attributes.contains(where: { $0.name == name }) {
+                    throw SyntaxError(offset: nameOffset, reason: "duplicate attribute \(name.prefix(64))")
+                }
+                attributes.append(.init(name: name, value: value))
+                continue
+            }
+            var value: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[i..<end]))
+            i = end
             while true {
                 guard i < bytes.count else { throw SyntaxError(offset: nameOffset, reason: "unterminated attribute value") }
                 let c = bytes[i]
