@@ -1,8 +1,8 @@
 import Synchronization
 
 extension TemplateCatalog {
-    /// What a catalog has looked up before: template resolutions by the exact strings asked
-    /// for, and default-culture verdicts by event id and parameter count. The catalog is
+    /// What a catalog has looked up before: template resolutions and event metadata by the
+    /// exact strings asked for, and default-culture verdicts by event id and parameter count. The catalog is
     /// immutable, so an answer never goes stale; a new catalog (templates changed) starts
     /// empty. Bounded: when full it starts again empty (event ids come from producers).
     /// Thread-safe.
@@ -21,6 +21,7 @@ extension TemplateCatalog {
         private struct State {
             var resolved: [Lookup: Result<Compiled, TemplateError>] = [:]
             var validated: [Validation: TemplateError?] = [:]
+            var metadata: [String: EventMetadata?] = [:]
         }
 
         static let capacity = 4_096
@@ -34,6 +35,18 @@ extension TemplateCatalog {
             state.withLock { state in
                 if state.resolved.count >= Self.capacity { state.resolved.removeAll(keepingCapacity: true) }
                 state.resolved[key] = result
+            }
+        }
+
+        /// `.some(nil)`: no such event; `nil`: not asked yet.
+        func metadata(_ eventId: String) -> EventMetadata?? {
+            state.withLock { $0.metadata[eventId] }
+        }
+
+        func store(_ eventId: String, _ metadata: EventMetadata?) {
+            state.withLock { state in
+                if state.metadata.count >= Self.capacity { state.metadata.removeAll(keepingCapacity: true) }
+                state.metadata[eventId] = metadata
             }
         }
 

@@ -78,7 +78,10 @@ public struct TemplateCatalog: Sendable {
     /// The metadata of an event (its tag is needed before recipients are selected), or `nil`
     /// when no template defines the event.
     public func metadata(forEventId eventId: String) -> EventMetadata? {
-        metadataByEvent[eventId.asciiLowercased]
+        if let known = memo.metadata(eventId) { return known }
+        let found = metadataByEvent[eventId.asciiLowercased]
+        memo.store(eventId, found)
+        return found
     }
 
     /// The cultures tried for `culture`, in order, without repeats.

@@ -96,12 +96,17 @@ final class DeliveryEngine: Sendable {
         var state = LoopState(lanes: settings.lanes)
         while true {
             let events = await mailbox.take()
+            state.now = Date()
             var released = state.carried
             state.carried.removeAll()
             for event in events { handle(event, state: &state, released: &released) }
             if stop.isStopping { stopWork(&state, released: &released) }
             dueRetries(&state, released: &released)
             dispatch(released, state: &state)
+            if !state.outcomes.isEmpty {
+                metrics.record(state.outcomes)
+                state.outcomes = WorkerMetrics.Outcomes()
+            }
             writeRecords(&state)
             armTimer(&state)
             if stop.isAborted { break }
@@ -193,7 +198,7 @@ final class DeliveryEngine: Sendable {
         _ delivery: Delivery, _ outcome: DeliveryOutcome, state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]
     ) {
         complete(delivery, state: &state, released: &released)
-        metrics.outcome(outcome, publishedAt: delivery.context.publishedAt)
+        state.outcomes.add(outcome, publishedAt: delivery.context.publishedAt, now: state.now)
         switch outcome {
         case .sent:
             queueRecord(delivery, state: .sent, lastError: nil, into: &state)
@@ -285,10 +290,11 @@ final class DeliveryEngine: Sendable {
         var nextReleases: [PerUserScheduler<Delivery>.Release] = []
         var pending = released
         while !pending.isEmpty {
-            for release in pending {
+            let awaited = tracker.areAwaited(pending.map(\.item))
+            for (release, isAwaited) in zip(pending, awaited) {
                 let delivery = release.item
                 delivery.ticket = release.ticket
-                guard tracker.isAwaited(delivery) else {
+                guard isAwaited else {
                     // Its messages were requeued with a lost connection: the user's lane goes
                     // on; the message comes again (here or elsewhere) and claims it anew.
                     orphans.append(delivery)
@@ -428,6 +434,10 @@ private struct LoopState {
     var carried: [PerUserScheduler<Delivery>.Release] = []
     var timer: Task<Void, Never>?
     var timerDue: ContinuousClock.Instant?
+    /// Terminal outcomes of this turn, counted into the metrics at its end.
+    var outcomes = WorkerMetrics.Outcomes()
+    /// The wall clock at the start of the turn (publish→sent latency).
+    var now = Date()
 
     init(lanes: Int) {
         scheduler = PerUserScheduler(lanes: lanes)

@@ -110,8 +110,15 @@ final class MessageTracker: Sendable {
     /// every message that wanted it belonged to a lost connection. The broker has requeued
     /// those, perhaps to another process, so sending it now could send twice or out of order.
     func isAwaited(_ delivery: Delivery) -> Bool {
+        areAwaited([delivery])[0]
+    }
+
+    /// ``isAwaited(_:)`` of many, under one lock.
+    func areAwaited(_ deliveries: [Delivery]) -> [Bool] {
         state.withLock { state in
-            state.pins[delivery.joinKey] != nil || delivery.waiters.contains { !$0.forgotten }
+            deliveries.map { delivery in
+                (!state.pins.isEmpty && state.pins[delivery.joinKey] != nil) || delivery.waiters.contains { !$0.forgotten }
+            }
         }
     }
 

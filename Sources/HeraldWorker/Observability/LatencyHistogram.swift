@@ -23,6 +23,15 @@ final class LatencyHistogram: Sendable {
         }
     }
 
+    /// Records many at once (one lock).
+    func record(_ latencies: [Duration]) {
+        let indices = latencies.map(Self.bucket(for:))
+        state.withLock { state in
+            for index in indices { state.buckets[index] += 1 }
+            state.count += indices.count
+        }
+    }
+
     var count: Int { state.withLock { $0.count } }
 
     /// The latency at or below which `fraction` (0…1) of the samples fall (the upper edge of

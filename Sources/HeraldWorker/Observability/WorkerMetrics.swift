@@ -85,24 +85,46 @@ final class WorkerMetrics: Sendable {
         counter.increment()
     }
 
-    /// Counts a terminal outcome; `publishedAt` feeds the latency of sent deliveries.
-    func outcome(_ outcome: DeliveryOutcome, publishedAt: Date?) {
-        switch outcome {
-        case .sent:
-            deliveredCount.add(1, ordering: .relaxed)
-            sentMetric.increment()
-            if let publishedAt {
-                let seconds = max(0, Date().timeIntervalSince(publishedAt))
-                latency.record(.nanoseconds(Int64(seconds * 1e9)))
-                latencyMetric.recordNanoseconds(Int64(seconds * 1e9))
+    /// Terminal outcomes of one turn of the delivery engine, counted at once.
+    struct Outcomes {
+        var sent = 0
+        var tokenDead = 0
+        var failed = 0
+        /// Publish→sent of the sent deliveries whose message said when it was published.
+        var latencies: [Duration] = []
+
+        var isEmpty: Bool { sent == 0 && tokenDead == 0 && failed == 0 }
+
+        mutating func add(_ outcome: DeliveryOutcome, publishedAt: Date?, now: Date) {
+            switch outcome {
+            case .sent:
+                sent += 1
+                if let publishedAt { latencies.append(.nanoseconds(Int64(max(0, now.timeIntervalSince(publishedAt)) * 1e9))) }
+            case .tokenDead:
+                tokenDead += 1
+            case .permanentFailure, .retryAfter:
+                failed += 1
             }
-        case .tokenDead:
-            tokenDeadCount.add(1, ordering: .relaxed)
-            tokenDeadMetric.increment()
-        case .permanentFailure, .retryAfter:
-            failedCount.add(1, ordering: .relaxed)
-            failedMetric.increment()
         }
+    }
+
+    /// Counts the terminal outcomes of a turn.
+    func record(_ outcomes: Outcomes) {
+        if outcomes.sent > 0 {
+            deliveredCount.add(outcomes.sent, ordering: .relaxed)
+            sentMetric.increment(by: Int64(outcomes.sent))
+        }
+        if outcomes.tokenDead > 0 {
+            tokenDeadCount.add(outcomes.tokenDead, ordering: .relaxed)
+            tokenDeadMetric.increment(by: Int64(outcomes.tokenDead))
+        }
+        if outcomes.failed > 0 {
+            failedCount.add(outcomes.failed, ordering: .relaxed)
+            failedMetric.increment(by: Int64(outcomes.failed))
+        }
+        guard !outcomes.latencies.isEmpty else { return }
+        latency.record(outcomes.latencies)
+        for value in outcomes.latencies { latencyMetric.recordNanoseconds(value.components.attoseconds / 1_000_000_000 + value.components.seconds * 1_000_000_000) }
     }
 
     func inFlight(messages: Int, deliveries: Int) {
