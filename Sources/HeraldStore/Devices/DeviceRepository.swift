@@ -245,15 +245,28 @@ public struct DeviceRepository: Sendable {
     /// that existed throughout.
     public func allSubscriptions(after cursor: SubscriptionPage.Cursor? = nil, limit: Int = 1000) async throws(StoreError) -> SubscriptionPage {
         try await StoreError.wrap("DeviceRepository.allSubscriptions") {
-            let rows = try await client.query(
-                Self.subscriptionSelect + """
-                     WHERE d.token IS NOT NULL AND d.token_state = 'active'
-                       AND ($1::text IS NULL OR (du.user_id, du.device_ref) > ($1, $2::bigint))
-                     ORDER BY du.user_id, du.device_ref
-                     LIMIT $3
-                    """,
-                [cursor?.userId, cursor?.deviceRef, limit]
-            )
+            // Two statements rather than "$1 IS NULL OR …", so that each page is a range of the
+            // (user_id, device_ref) index: a page costs its own rows, not a sort of every row.
+            let rows: PostgresQueryResult
+            if let cursor {
+                rows = try await client.query(
+                    Self.subscriptionSelect + """
+                         WHERE d.token IS NOT NULL AND d.token_state = 'active' AND (du.user_id, du.device_ref) > ($1, $2::bigint)
+                         ORDER BY du.user_id, du.device_ref
+                         LIMIT $3
+                        """,
+                    [cursor.userId, cursor.deviceRef, limit]
+                )
+            } else {
+                rows = try await client.query(
+                    Self.subscriptionSelect + """
+                         WHERE d.token IS NOT NULL AND d.token_state = 'active'
+                         ORDER BY du.user_id, du.device_ref
+                         LIMIT $1
+                        """,
+                    [limit]
+                )
+            }
             var page = SubscriptionPage(subscriptions: [], next: nil)
             page.subscriptions.reserveCapacity(rows.count)
             for row in rows { page.subscriptions.append(try Self.subscription(from: row)) }

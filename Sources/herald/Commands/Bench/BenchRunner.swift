@@ -88,19 +88,48 @@ final class BenchRunner: Sendable {
         return run
     }
 
-    /// Events published at `rate` per second while a worker consumes: publish→sent latency.
+    /// Events published at `rate` per second while a worker consumes: publish→sent latency. A
+    /// warm-up of a second or two at the same rate comes first (caches, connections), and does
+    /// not count.
     func latency(events: Int, rate: Int) async throws -> BenchResult.Latency {
         let configuration = try await topology("latency\(rate)", lanes: base.lanes)
         var result = BenchResult.Latency(rate: rate, events: events)
+        let warmUp = min(max(rate, 500), 5_000)
         _ = try await drain(configuration, sender: NullSender()) { worker in
+            try await publishSteadily(count: warmUp, rate: rate, topology: configuration.topology)
+            try await Self.wait(until: { worker.statistics.acked + worker.statistics.deadLettered >= warmUp }, what: "the latency warm-up")
+            let before = worker.latencyDistribution
             try await publishSteadily(count: events, rate: rate, topology: configuration.topology)
-            try await Self.wait(until: { worker.statistics.acked + worker.statistics.deadLettered >= events }, what: "the latency run")
-            let statistics = worker.statistics
-            result.p50Milliseconds = statistics.latencyP50.map { $0.seconds * 1000 }
-            result.p99Milliseconds = statistics.latencyP99.map { $0.seconds * 1000 }
-            result.histogram = worker.latencyDistribution.map { BenchResult.Bucket(upToMilliseconds: $0.upTo.seconds * 1000, count: $0.count) }
+            try await Self.wait(until: { worker.statistics.acked + worker.statistics.deadLettered >= warmUp + events }, what: "the latency run")
+            let histogram = Self.difference(worker.latencyDistribution, before)
+            result.histogram = histogram
+            result.p50Milliseconds = Self.percentile(0.50, of: histogram)
+            result.p99Milliseconds = Self.percentile(0.99, of: histogram)
         }
         return result
+    }
+
+    /// The buckets of `after` less those of `before` (both cumulative since the worker started).
+    static func difference(_ after: [(upTo: Duration, count: Int)], _ before: [(upTo: Duration, count: Int)]) -> [BenchResult.Bucket] {
+        var earlier: [Duration: Int] = [:]
+        for bucket in before { earlier[bucket.upTo] = bucket.count }
+        return after.compactMap { bucket in
+            let count = bucket.count - (earlier[bucket.upTo] ?? 0)
+            return count > 0 ? BenchResult.Bucket(upToMilliseconds: bucket.upTo.seconds * 1000, count: count) : nil
+        }
+    }
+
+    /// The upper edge of the bucket holding the `fraction` rank.
+    static func percentile(_ fraction: Double, of histogram: [BenchResult.Bucket]) -> Double? {
+        let total = histogram.reduce(0) { $0 + $1.count }
+        guard total > 0 else { return nil }
+        let rank = max(1, Int((Double(total) * fraction).rounded(.up)))
+        var seen = 0
+        for bucket in histogram {
+            seen += bucket.count
+            if seen >= rank { return bucket.upToMilliseconds }
+        }
+        return histogram.last?.upToMilliseconds
     }
 
     /// Registers `count` extra devices in the branch that ``broadcast(devices:sender:label:sandbox:)``
