@@ -13,6 +13,13 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "herald", targets: ["herald"]),
+        // For the fuzz package in Fuzz/ (a package can only import another's products); not a
+        // supported library interface.
+        .library(name: "HeraldCore", targets: ["HeraldCore"]),
+        .library(name: "HeraldAMQP", targets: ["HeraldAMQP"]),
+        .library(name: "HeraldPostgres", targets: ["HeraldPostgres"]),
+        .library(name: "HeraldStore", targets: ["HeraldStore"]),
+        .library(name: "HeraldAPI", targets: ["HeraldAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
