@@ -83,7 +83,8 @@ let package = Package(
 
         // Push senders: the PushSender protocol, log and null senders, APNs and FCM.
         // JWTKit signs provider tokens (ES256, RS256); NIOSSL reads APNs certificates (PEM and
-        // PKCS#12) at start-up to refuse expired ones.
+        // PKCS#12) at start-up to refuse expired ones; SwiftASN1 reads a PKCS#12 file's outline
+        // first (NIOSSL crashes on a bundle without a key).
         .target(
             name: "HeraldDelivery",
             dependencies: [
@@ -91,6 +92,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: strict
         ),
