@@ -12,7 +12,8 @@ extension AMQPConfiguration {
     ///   RabbitMQ's own clients do.
     ///
     /// - Throws: ``AMQPError`` with code ``AMQPError/Code/invalidURL``. The message names the part
-    ///   that is wrong and never repeats the password.
+    ///   that is wrong and never repeats the password. A NUL character (`%00`) is refused anywhere:
+///   librabbitmq would cut the value short at it.
     public init(url: String) throws(AMQPError) {
         self.init()
         func invalid(_ why: String) -> AMQPError {
@@ -139,6 +140,8 @@ extension AMQPConfiguration {
         part: String,
         _ invalid: (String) -> AMQPError
     ) throws(AMQPError) -> String {
+        // librabbitmq takes C strings: a NUL would silently cut the value short.
+        guard !text.utf8.contains(0) else { throw invalid("the \(part) contains a NUL character") }
         guard text.contains("%") else { return String(text) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
@@ -156,6 +159,7 @@ extension AMQPConfiguration {
         guard let decoded = String(validating: bytes, as: UTF8.self) else {
             throw invalid("the \(part) is not UTF-8 after percent-decoding")
         }
+        guard !bytes.contains(0) else { throw invalid("the \(part) contains a NUL character (%00)") }
         return decoded
     }
 
