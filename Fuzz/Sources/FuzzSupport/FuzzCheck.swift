@@ -14,10 +14,4 @@ public enum FuzzCheck {
     public static func bytes(_ data: UnsafePointer<UInt8>, _ count: Int) -> [UInt8] {
         Array(UnsafeBufferPointer(start: data, count: count))
     }
-
-    /// Whether `secret` (at least `minimumLength` bytes, so that short values that happen to
-    /// occur in any text are not flagged) appears in `text`.
-    public static func reveals(_ text: String, _ secret: String, minimumLength: Int = 6) -> Bool {
-        secret.utf8.count >= minimumLength && text.contains(secret)
-    }
 }
