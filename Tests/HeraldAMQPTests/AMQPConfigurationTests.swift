@@ -111,6 +111,13 @@ struct AMQPConfigurationTests {
             #expect(!error.description.contains("sekret"))
             #expect(!error.debugDescription.contains("sekret"))
         }
+        // An unescaped '/' ends the authority: "user:pa5" reads as host and port.
+        do {
+            _ = try AMQPConfiguration(url: "amqp://user:pa5/sw0rd@h/")
+            Issue.record("expected an error")
+        } catch {
+            #expect(!"\(error)".contains("pa5"), "\(error)")
+        }
         let configuration = try AMQPConfiguration(url: "amqp://user:sekret@h/v")
         #expect(!configuration.description.contains("sekret"))
         #expect(!configuration.redactedURL.contains("sekret"))

@@ -83,7 +83,9 @@ extension AMQPConfiguration {
         host = decodedHost.isEmpty ? "localhost" : decodedHost
         if let portText, !portText.isEmpty {
             guard portText.allSatisfy(\.isASCII), let value = Int(portText), (1...65_535).contains(value) else {
-                throw invalid("port '\(portText)' is not a number in 1…65535")
+                // Not echoed: with an unescaped '/' in the password, what is read as the port
+                // is the start of the password (`amqp://user:pa/ss@host`).
+                throw invalid("the port is not a number in 1…65535 (escape '/', '?' and '#' in the password as %2F, %3F, %23)")
             }
             port = value
         } else if portText != nil {
