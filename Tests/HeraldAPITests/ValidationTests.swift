@@ -56,6 +56,22 @@ struct ValidationTests {
         }
     }
 
+    /// Regression: `{"after": 9223372036854775807}` stopped the process (a Double of 2^63
+    /// passed the range check and `Int(_:)` trapped). Numbers past the range, fractions and
+    /// negatives are a 400; the process answers the next request.
+    @Test func wholeNumbersAtTheEdgesOfTheRange() async throws {
+        try await APIFixture.with { api in
+            let user = try await TestTokens.token("u1")
+            for after in ["9223372036854775807", "9223372036854775808", "1e19", "1.5", "-1", "-0.5", "1e400"] {
+                let reply = try await api.client.send(.post, "/v1/devices/d1/notifications/resend", token: user, json: #"{"after": \#(after)}"#)
+                #expect(reply.status == 400 && ["invalid_parameter", "invalid_json"].contains(reply.errorCode), "\(after): \(reply.text)")
+            }
+            // In range: past the body check, to the device lookup.
+            let reply = try await api.client.send(.post, "/v1/devices/d1/notifications/resend", token: user, json: #"{"after": 9007199254740992}"#)
+            #expect(reply.errorCode == "device_not_found")
+        }
+    }
+
     /// SQL meta-characters are data: stored and returned verbatim, the schema untouched.
     @Test func sqlMetaCharactersAreJustData() async throws {
         try await APIFixture.with { api in

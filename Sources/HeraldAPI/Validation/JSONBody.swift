@@ -98,10 +98,12 @@ struct JSONBody {
         switch fields[name] {
         case nil, .null?: return nil
         case .number(let value)?:
-            guard value.rounded() == value, value >= Double(range.lowerBound), value <= Double(range.upperBound) else {
+            // `Int(exactly:)`, not a comparison of Doubles: Double(Int64.max - 1) rounds up to
+            // 2^63, and `Int(2^63)` would stop the process (`{"after": 9223372036854775807}`).
+            guard let whole = Int(exactly: value), range.contains(whole) else {
                 throw APIError(.invalidParameter, "field '\(name)' must be a whole number in \(range.lowerBound)...\(range.upperBound)")
             }
-            return Int(value)
+            return whole
         case let other?: throw APIError(.invalidJSON, "field '\(name)' must be a number, not \(other.kindName)")
         }
     }
