@@ -12,8 +12,8 @@ extension AMQPConfiguration {
     ///   RabbitMQ's own clients do.
     ///
     /// - Throws: ``AMQPError`` with code ``AMQPError/Code/invalidURL``. The message names the part
-    ///   that is wrong and never repeats the password. A NUL character (`%00`) is refused anywhere:
-///   librabbitmq would cut the value short at it.
+    ///   that is wrong and never repeats the password. A NUL character (`%00`) is refused
+    ///   anywhere: librabbitmq would cut the value short at it.
     public init(url: String) throws(AMQPError) {
         self.init()
         func invalid(_ why: String) -> AMQPError {

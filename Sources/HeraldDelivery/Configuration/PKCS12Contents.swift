@@ -14,7 +14,7 @@ import SwiftASN1
 /// RFC 7292: `PFX ::= SEQUENCE { version, authSafe ContentInfo, macData }`; the `authSafe` is
 /// `data` holding `AuthenticatedSafe ::= SEQUENCE OF ContentInfo`, each `data` (holding
 /// `SafeContents ::= SEQUENCE OF SafeBag`) or `encryptedData`/`envelopedData`.
-struct PKCS12Contents: Equatable {
+struct PKCS12Contents {
     /// A `keyBag` or `pkcs8ShroudedKeyBag` in a plain section.
     var hasVisibleKey = false
     /// A `certBag` in a plain section.

@@ -98,10 +98,11 @@ enum APISettings {
         return BearerAuthenticator(jwt: jwt, opaque: opaque)
     }
 
-    /// The API application for `configuration` (see ``configuration(settings:)``) over `store`. `readinessChecks` are added to the
-    /// database check of `/readyz` (`herald api` passes the broker's); `resendHandler` sends
-    /// pushes for the resend route (`herald serve` passes the worker's sender); `metrics` renders
-    /// `/metrics` (see ``PrometheusMetrics``).
+    /// The API application for `configuration` (from ``configuration(settings:)``, checked
+    /// before anything starts) over `store`. `readinessChecks` are added to the database check
+    /// of `/readyz` (`herald api` passes the broker's); `resendHandler` sends pushes for the
+    /// resend route (`herald serve` passes the worker's sender); `metrics` renders `/metrics`
+    /// (see ``PrometheusMetrics``).
     static func makeApplication(
         configuration: APIConfiguration, store: Store, readinessChecks: [String: APIDependencies.ReadinessCheck], resendHandler: (any ResendHandler)?,
         metrics: (@Sendable () -> [UInt8])?, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
