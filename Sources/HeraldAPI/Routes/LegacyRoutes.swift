@@ -43,9 +43,11 @@ struct LegacyRoutes: Sendable {
         let identity = try context.requireIdentity()
         let body = try await JSONBody.read(request, limit: maxBodyBytes, allowed: Self.fields, caseInsensitiveKeys: true)
         let deviceId = try validator.deviceId(try body.requiredString("id"))
+        // `uri` must be a string even without `os`; its form depends on the platform.
+        let uri = try body.string("uri")
         if let os = try body.string("os") {
             let platform = try validator.platform(os, field: "os")
-            if let uri = try body.string("uri") { _ = try validator.pushToken(uri, platform: platform, field: "uri") }
+            if let uri { _ = try validator.pushToken(uri, platform: platform, field: "uri") }
         }
         if let culture = try body.string("culture") { _ = try validator.culture(culture) }
         let tags = try validator.tags(try body.strings("tags") ?? [])
