@@ -13,6 +13,13 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "herald", targets: ["herald"]),
+        // For the fuzz package in Fuzz/ (a package can only import another's products); not a
+        // supported library interface.
+        .library(name: "HeraldCore", targets: ["HeraldCore"]),
+        .library(name: "HeraldAMQP", targets: ["HeraldAMQP"]),
+        .library(name: "HeraldPostgres", targets: ["HeraldPostgres"]),
+        .library(name: "HeraldStore", targets: ["HeraldStore"]),
+        .library(name: "HeraldAPI", targets: ["HeraldAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -89,7 +96,8 @@ let package = Package(
 
         // Push senders: the PushSender protocol, log and null senders, APNs and FCM.
         // JWTKit signs provider tokens (ES256, RS256); NIOSSL reads APNs certificates (PEM and
-        // PKCS#12) at start-up to refuse expired ones.
+        // PKCS#12) at start-up to refuse expired ones; SwiftASN1 reads a PKCS#12 file's outline
+        // first (NIOSSL crashes on a bundle without a key).
         .target(
             name: "HeraldDelivery",
             dependencies: [
@@ -99,6 +107,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: strict
         ),

@@ -85,6 +85,22 @@ struct AMQPConfigurationTests {
         }
     }
 
+    /// Regression (found by the FuzzAMQPURL fuzz target): a NUL character, raw or as `%00`,
+    /// was accepted and would have cut the C string librabbitmq gets short (`amqp://u:pa%00x@h`
+    /// logging in with the password `pa`).
+    @Test(arguments: [
+        "amqp://local\u{1}\0\0\0\0\0\0\0ost?ve)ify=verify_none",
+        "amqp://u:pa%00x@h/", "amqp://u%00@h/", "amqp://h%00evil/", "amqp://h/v%00", "amqp://h/?connection_name=a%00b",
+        "amqps://h/?cacertfile=/etc/ca.pem%00.txt",
+    ])
+    func aNULCharacterIsRefused(url: String) {
+        #expect {
+            try AMQPConfiguration(url: url)
+        } throws: { error in
+            (error as? AMQPError)?.code == .invalidURL && "\(error)".contains("NUL")
+        }
+    }
+
     @Test func errorsAndDescriptionsNeverShowThePassword() throws {
         do {
             _ = try AMQPConfiguration(url: "amqp://user:sekret@h:bad/")
@@ -94,6 +110,13 @@ struct AMQPConfigurationTests {
             #expect(error.code == .invalidURL)
             #expect(!error.description.contains("sekret"))
             #expect(!error.debugDescription.contains("sekret"))
+        }
+        // An unescaped '/' ends the authority: "user:pa5" reads as host and port.
+        do {
+            _ = try AMQPConfiguration(url: "amqp://user:pa5/sw0rd@h/")
+            Issue.record("expected an error")
+        } catch {
+            #expect(!"\(error)".contains("pa5"), "\(error)")
         }
         let configuration = try AMQPConfiguration(url: "amqp://user:sekret@h/v")
         #expect(!configuration.description.contains("sekret"))

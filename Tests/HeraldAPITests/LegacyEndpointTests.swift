@@ -150,6 +150,14 @@ struct LegacyEndpointTests {
                 #expect(reply.errorCode == code, "\(body)")
             }
             #expect(try await api.store.devices.list().isEmpty)
+
+            // Unsubscribe checks what is present: `uri` must be a string even without `os`
+            // (a number was accepted; found by schemathesis).
+            for body in [#"{"id": "1", "uri": -5.8e16}"#, #"{"id": "1", "os": null, "uri": true}"#, #"{"id": "1", "culture": 5}"#] {
+                let reply = try await api.client.send(.post, "/Unsubscribe.ashx", token: token, json: body)
+                #expect(reply.status == 400 && reply.errorCode == "invalid_json", "\(body): \(reply.text)")
+            }
+            #expect(try await api.client.send(.post, "/Unsubscribe.ashx", token: token, json: #"{"id": "1", "uri": "anything"}"#).status == 200)
         }
     }
 }

@@ -56,6 +56,22 @@ struct ValidationTests {
         }
     }
 
+    /// Regression: `{"after": 9223372036854775807}` stopped the process (a Double of 2^63
+    /// passed the range check and `Int(_:)` trapped). Numbers past the range, fractions and
+    /// negatives are a 400; the process answers the next request.
+    @Test func wholeNumbersAtTheEdgesOfTheRange() async throws {
+        try await APIFixture.with { api in
+            let user = try await TestTokens.token("u1")
+            for after in ["9223372036854775807", "9223372036854775808", "1e19", "1.5", "-1", "-0.5", "1e400"] {
+                let reply = try await api.client.send(.post, "/v1/devices/d1/notifications/resend", token: user, json: #"{"after": \#(after)}"#)
+                #expect(reply.status == 400 && ["invalid_parameter", "invalid_json"].contains(reply.errorCode), "\(after): \(reply.text)")
+            }
+            // In range: past the body check, to the device lookup.
+            let reply = try await api.client.send(.post, "/v1/devices/d1/notifications/resend", token: user, json: #"{"after": 9007199254740992}"#)
+            #expect(reply.errorCode == "device_not_found")
+        }
+    }
+
     /// SQL meta-characters are data: stored and returned verbatim, the schema untouched.
     @Test func sqlMetaCharactersAreJustData() async throws {
         try await APIFixture.with { api in
@@ -126,9 +142,17 @@ struct ValidationTests {
     @Test func unknownRoutesAndMethodsUseTheErrorFormat() async throws {
         try await APIFixture.with { api in
             #expect(try await api.client.send(.get, "/nothing/here").errorCode == "not_found")
+            // A route with another method: 405 and the methods it takes (found by schemathesis,
+            // which sends methods the document does not list; the router answered 404).
             let wrongMethod = try await api.client.send(.patch, "/v1/devices/d1", token: try await TestTokens.token("u1"))
-            #expect(wrongMethod.status == 404 || wrongMethod.status == 405)
-            #expect(!wrongMethod.errorCode.isEmpty)
+            #expect(wrongMethod.status == 405)
+            #expect(wrongMethod.errorCode == "method_not_allowed")
+            #expect(wrongMethod.headers[.allow] == "DELETE, GET, PUT")
+            let trace = try await api.client.send(.init("TRACE")!, "/healthz")
+            #expect(trace.status == 405 && trace.headers[.allow] == "GET")
+            #expect(try await api.client.send(.get, "/Subscribe.ashx").headers[.allow] == "POST")
+            #expect(try await api.client.send(.delete, "/v1/devices/d1/notifications").headers[.allow] == "GET")
+            #expect(try await api.client.send(.get, "/v1/devices/d1/extra").errorCode == "not_found")
         }
     }
 

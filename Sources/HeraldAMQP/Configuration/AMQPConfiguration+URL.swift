@@ -12,7 +12,8 @@ extension AMQPConfiguration {
     ///   RabbitMQ's own clients do.
     ///
     /// - Throws: ``AMQPError`` with code ``AMQPError/Code/invalidURL``. The message names the part
-    ///   that is wrong and never repeats the password.
+    ///   that is wrong and never repeats the password. A NUL character (`%00`) is refused
+    ///   anywhere: librabbitmq would cut the value short at it.
     public init(url: String) throws(AMQPError) {
         self.init()
         func invalid(_ why: String) -> AMQPError {
@@ -82,7 +83,9 @@ extension AMQPConfiguration {
         host = decodedHost.isEmpty ? "localhost" : decodedHost
         if let portText, !portText.isEmpty {
             guard portText.allSatisfy(\.isASCII), let value = Int(portText), (1...65_535).contains(value) else {
-                throw invalid("port '\(portText)' is not a number in 1…65535")
+                // Not echoed: with an unescaped '/' in the password, what is read as the port
+                // is the start of the password (`amqp://user:pa/ss@host`).
+                throw invalid("the port is not a number in 1…65535 (escape '/', '?' and '#' in the password as %2F, %3F, %23)")
             }
             port = value
         } else if portText != nil {
@@ -139,6 +142,8 @@ extension AMQPConfiguration {
         part: String,
         _ invalid: (String) -> AMQPError
     ) throws(AMQPError) -> String {
+        // librabbitmq takes C strings: a NUL would silently cut the value short.
+        guard !text.utf8.contains(0) else { throw invalid("the \(part) contains a NUL character") }
         guard text.contains("%") else { return String(text) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
@@ -156,6 +161,7 @@ extension AMQPConfiguration {
         guard let decoded = String(validating: bytes, as: UTF8.self) else {
             throw invalid("the \(part) is not UTF-8 after percent-decoding")
         }
+        guard !bytes.contains(0) else { throw invalid("the \(part) contains a NUL character (%00)") }
         return decoded
     }
 

@@ -16,12 +16,17 @@ public struct APIError: Error, Sendable, CustomStringConvertible, CustomDebugStr
     public var retryAfterSeconds: Int?
     /// What caused it (its debug description), for the log only.
     public var underlying: String?
+    /// The methods the route takes (`Allow`), for 405 answers.
+    public var allow: [HTTPRequest.Method]
 
-    public init(_ code: Code, _ message: String, retryAfterSeconds: Int? = nil, underlying: (any Error)? = nil) {
+    public init(
+        _ code: Code, _ message: String, retryAfterSeconds: Int? = nil, underlying: (any Error)? = nil, allow: [HTTPRequest.Method] = []
+    ) {
         self.code = code
         self.message = message
         self.retryAfterSeconds = retryAfterSeconds
         self.underlying = underlying.map { String(reflecting: $0) }
+        self.allow = allow
     }
 
     public var description: String { "APIError.\(code.rawValue) (\(code.status.code)): \(message)" }
@@ -38,6 +43,7 @@ extension APIError: HTTPResponseError {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfterSeconds { headers[.retryAfter] = String(retryAfterSeconds) }
+        if !allow.isEmpty { headers[.allow] = allow.map(\.rawValue).joined(separator: ", ") }
         if code == .unauthorized || code == .invalidToken || code == .tokenExpired {
             headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\""
         }

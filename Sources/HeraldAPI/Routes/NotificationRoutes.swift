@@ -17,6 +17,10 @@ struct NotificationRoutes: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
 
+    /// `after` values: up to 2^53, the largest whole number a JSON number (a double) holds
+    /// exactly, in the query and the body alike.
+    static let positions = 0...(1 << 53)
+
     func register(on group: RouterGroup<APIRequestContext>) {
         group.get("devices/:deviceId/notifications") { request, context in try await list(request, context) }
         group.post("devices/:deviceId/notifications/resend") { request, context in try await resend(request, context) }
@@ -27,7 +31,7 @@ struct NotificationRoutes: Sendable {
         let identity = try context.requireIdentity()
         let deviceId = try request.deviceId(context, validator: validator)
         let app = try request.app(validator: validator)
-        let after = try request.intQuery("after", default: 0, in: 0...Int(Int64.max - 1))
+        let after = try request.intQuery("after", default: 0, in: Self.positions)
         let limit = try request.intQuery("limit", default: validator.limits.maxPageSize, in: 1...validator.limits.maxPageSize)
         let device = try await service.device(deviceId: deviceId, app: app, userId: identity.userId)
         let entries = try await storeCall { () async throws(StoreError) in
@@ -47,7 +51,7 @@ struct NotificationRoutes: Sendable {
         let app = try request.app(validator: validator)
         try request.requireJSONContentType()
         let body = try await JSONBody.read(request, limit: maxBodyBytes, allowed: ["after"])
-        guard let after = try body.int("after", in: 0...Int(Int64.max - 1)) else { throw APIError(.missingField, "field 'after' is required") }
+        guard let after = try body.int("after", in: Self.positions) else { throw APIError(.missingField, "field 'after' is required") }
         guard let resendHandler else {
             throw APIError(.resendUnavailable, "this server cannot send pushes; ask again later", retryAfterSeconds: 60)
         }

@@ -39,6 +39,8 @@ public enum APIServer {
             planner: ResendPlanner(configuration: configuration.resend), resendHandler: dependencies.resendHandler,
             logger: dependencies.logger, now: dependencies.now
         ).register(on: v1)
+        // Last: it only wraps the not-found responder, and needs every route.
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router
     }
 

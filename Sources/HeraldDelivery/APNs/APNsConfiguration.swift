@@ -107,6 +107,7 @@ public struct APNsConfiguration: Sendable {
         } catch {
             throw SenderConfigurationError(.invalidValue, problem: "APNs HTTP client: \(error)")
         }
+        try CertificateValidity.checkTrust(of: http)
         var signingKey: APNsSigningKey?
         if apps.contains(where: { $0.certificate == nil }) {
             guard let tokenKey else {

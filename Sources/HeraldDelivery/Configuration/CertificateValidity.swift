@@ -1,4 +1,5 @@
 import Foundation
+import HeraldHTTP
 import NIOSSL
 
 /// Checks at start-up that an APNs client certificate can be read and is valid now, so that an
@@ -47,14 +48,32 @@ enum CertificateValidity {
         }
     }
 
-    /// Checks a PKCS#12 file: it opens with the password and its certificate is valid now.
+    /// Checks a PKCS#12 file: it holds a private key and a certificate, opens with the password,
+    /// and its certificate is valid now.
     ///
-    /// Note: BoringSSL (through NIOSSL) reads the bundle; a bundle without a private key is
-    /// refused by NIOSSL with a crash, which Apple's exports never are.
+    /// The structure is read first (``PKCS12Contents``) because NIOSSL ends the process on a
+    /// bundle without a private key or without a certificate instead of throwing.
     static func checkPKCS12(file: String, password: String?, now: Date) throws(SenderConfigurationError) {
         let bytes = try CredentialFile.read(file, "APNs PKCS#12 certificate")
         guard !bytes.isEmpty else {
             throw SenderConfigurationError(.invalidCertificate, file: file, problem: "the PKCS#12 file is empty")
+        }
+        let contents: PKCS12Contents
+        do {
+            contents = try PKCS12Contents(bytes)
+        } catch {
+            throw SenderConfigurationError(
+                .invalidCertificate, file: file, problem: "not a PKCS#12 (.p12) file", underlying: error.reason
+            )
+        }
+        guard contents.hasVisibleKey else {
+            throw SenderConfigurationError(
+                .invalidCertificate, file: file,
+                problem: "the PKCS#12 file holds no private key (export the certificate together with its key, or give a PEM certificate and key)"
+            )
+        }
+        guard contents.hasVisibleCertificate || contents.hasEncryptedSections else {
+            throw SenderConfigurationError(.invalidCertificate, file: file, problem: "the PKCS#12 file holds no certificate")
         }
         let bundle: NIOSSLPKCS12Bundle
         do {
@@ -73,6 +92,24 @@ enum CertificateValidity {
             notAfter: Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter)),
             file: file, now: now
         )
+    }
+
+    /// Checks the CA files of a provider's HTTP client (`apns.ca_path`, `fcm.ca_path`, the
+    /// proxy's): libcurl reads them only at the first connection, where a wrong file would fail
+    /// every delivery instead of stopping the worker.
+    static func checkTrust(of http: HTTPClientConfiguration) throws(SenderConfigurationError) {
+        for file in [http.tls.caFile, http.proxy?.caFile].compactMap({ $0 }) {
+            let text = try CredentialFile.readPEM(file, "CA file")
+            let certificates: [NIOSSLCertificate]
+            do {
+                certificates = try NIOSSLCertificate.fromPEMBytes(Array(text.utf8))
+            } catch {
+                throw SenderConfigurationError(.invalidCertificate, file: file, problem: "the CA file's certificates cannot be parsed", underlying: "\(error)")
+            }
+            guard !certificates.isEmpty else {
+                throw SenderConfigurationError(.invalidCertificate, file: file, problem: "the CA file holds no PEM certificate (no BEGIN CERTIFICATE block)")
+            }
+        }
     }
 
     static func checkDates(notBefore: Date, notAfter: Date, file: String, now: Date) throws(SenderConfigurationError) {

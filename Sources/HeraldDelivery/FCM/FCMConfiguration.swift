@@ -66,6 +66,7 @@ public struct FCMConfiguration: Sendable {
         } catch {
             throw SenderConfigurationError(.invalidValue, problem: "FCM HTTP client: \(error)")
         }
+        try CertificateValidity.checkTrust(of: http)
         var accounts: [(alias: String, account: FCMServiceAccount)] = []
         for project in projects {
             let account = try FCMServiceAccount.load(file: project.serviceAccountFile)

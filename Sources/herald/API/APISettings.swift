@@ -59,14 +59,14 @@ enum APISettings {
         if let secret = settings.string(.apiJWTSecret) {
             authentication.jwt = JWTConfiguration(key: .hs256(secret: Array(secret.utf8)), leeway: leeway)
         } else if let path = settings.string(.apiJWTPublicKeyPath) {
-            guard let pem = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else {
-                throw ConfigurationError(.invalidValue, key: SettingKey.apiJWTPublicKeyPath.dotted, source: settings.lookup(.apiJWTPublicKeyPath)?.source, reason: "cannot read \(path)")
-            }
+            let source = settings.lookup(.apiJWTPublicKeyPath)?.source
             let key: JWTConfiguration.Key
             do {
-                key = try JWTVerifier.key(publicKeyPEM: pem)
+                key = try JWTVerifier.key(publicKeyPEM: try CredentialFile.readPEM(path, "the JWT public key"))
+            } catch let error as SenderConfigurationError {
+                throw ConfigurationError(.invalidFile, key: SettingKey.apiJWTPublicKeyPath.dotted, source: source, reason: error.description)
             } catch {
-                throw ConfigurationError(.invalidValue, key: SettingKey.apiJWTPublicKeyPath.dotted, source: settings.lookup(.apiJWTPublicKeyPath)?.source, reason: "\(path): \(error)")
+                throw ConfigurationError(.invalidFile, key: SettingKey.apiJWTPublicKeyPath.dotted, source: source, reason: "\(path): \(error)")
             }
             authentication.jwt = JWTConfiguration(key: key, leeway: leeway)
         }
@@ -98,15 +98,15 @@ enum APISettings {
         return BearerAuthenticator(jwt: jwt, opaque: opaque)
     }
 
-    /// The API application for `settings` over `store`. `readinessChecks` are added to the
-    /// database check of `/readyz` (`herald api` passes the broker's); `resendHandler` sends
-    /// pushes for the resend route (`herald serve` passes the worker's sender); `metrics` renders
-    /// `/metrics` (see ``PrometheusMetrics``).
+    /// The API application for `configuration` (from ``configuration(settings:)``, checked
+    /// before anything starts) over `store`. `readinessChecks` are added to the database check
+    /// of `/readyz` (`herald api` passes the broker's); `resendHandler` sends pushes for the
+    /// resend route (`herald serve` passes the worker's sender); `metrics` renders `/metrics`
+    /// (see ``PrometheusMetrics``).
     static func makeApplication(
-        settings: Settings, store: Store, readinessChecks: [String: APIDependencies.ReadinessCheck], resendHandler: (any ResendHandler)?,
+        configuration: APIConfiguration, store: Store, readinessChecks: [String: APIDependencies.ReadinessCheck], resendHandler: (any ResendHandler)?,
         metrics: (@Sendable () -> [UInt8])?, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) async throws -> some ApplicationProtocol {
-        let configuration = try configuration(settings: settings)
         let dependencies = APIDependencies(
             store: store, authenticator: try await makeAuthenticator(configuration.authentication, logger: logger),
             readinessChecks: readinessChecks, metrics: metrics, resendHandler: resendHandler, logger: logger

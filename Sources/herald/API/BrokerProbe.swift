@@ -8,10 +8,9 @@ actor BrokerProbe {
     private let logger: Logger
     private var connection: AMQPConnection?
 
-    init(url: String, logger: Logger) throws {
-        var configuration = try AMQPConfiguration(url: url)
+    init(configuration: AMQPConfiguration, logger: Logger) {
+        var configuration = configuration
         configuration.connectTimeout = .seconds(2)
-        configuration.connectionName = "herald api readiness"
         self.configuration = configuration
         self.logger = logger
     }

@@ -33,30 +33,48 @@ struct APICommand: AsyncParsableCommand {
 
         let metrics = PrometheusMetrics.render
         _ = PrometheusMetrics.registry
-        let store = try Store(configuration: try RuntimeSettings.store(settings), logger: logger)
+        // Configuration, credential files included, is checked before anything starts: a problem
+        // is printed and ends the command with exit status 78 (EX_CONFIG).
+        let configuration: APIConfiguration
+        let store: Store
+        do {
+            configuration = try APISettings.configuration(settings: settings)
+            store = try Store(configuration: try RuntimeSettings.store(settings), logger: logger)
+        } catch {
+            Console.error("herald api: \(error)")
+            throw ExitCode(78)
+        }
+        var sender: (any PushSender)?
+        var probe: BrokerProbe?
+        let application: any ApplicationProtocol
+        do {
+            let resendSender = try SenderSettings.makeSender(settings: settings, logger: logger)
+            sender = resendSender
+            var checks: [String: APIDependencies.ReadinessCheck] = [:]
+            if settings.string(.amqpURL) != nil {
+                let broker = BrokerProbe(configuration: try RuntimeSettings.amqp(settings, connectionName: "herald api readiness"), logger: logger)
+                checks["broker"] = { try await broker.check() }
+                probe = broker
+            }
+            application = try await APISettings.makeApplication(
+                configuration: configuration, store: store, readinessChecks: checks, resendHandler: SenderResendHandler(sender: resendSender),
+                metrics: metrics, logger: logger,
+                onServerRunning: { port in
+                    try? FileHandle.standardOutput.write(contentsOf: Data("herald api listening on \(configuration.host):\(port)\n".utf8))
+                }
+            )
+        } catch {
+            Console.error("herald api: \(error)")
+            await Self.stop(store: store, sender: sender, probe: probe)
+            throw ExitCode(78)
+        }
         do {
             try await store.checkHealth()
         } catch {
             logger.warning("The database is not ready; /readyz will say so", metadata: ["error": "\(error)"])
         }
-        let sender = try SenderSettings.makeSender(settings: settings, logger: logger)
-        var checks: [String: APIDependencies.ReadinessCheck] = [:]
-        var probe: BrokerProbe?
-        if let url = settings.string(.amqpURL) {
-            let broker = try BrokerProbe(url: url, logger: logger)
-            checks["broker"] = { try await broker.check() }
-            probe = broker
-        }
         store.start()
-        let host = try APISettings.listenAddress(settings: settings).0
         do {
-            let application = try await APISettings.makeApplication(
-                settings: settings, store: store, readinessChecks: checks, resendHandler: SenderResendHandler(sender: sender),
-                metrics: metrics, logger: logger,
-                onServerRunning: { port in
-                    try? FileHandle.standardOutput.write(contentsOf: Data("herald api listening on \(host):\(port)\n".utf8))
-                }
-            )
             try await application.runService()
         } catch {
             await Self.stop(store: store, sender: sender, probe: probe)
@@ -65,9 +83,9 @@ struct APICommand: AsyncParsableCommand {
         await Self.stop(store: store, sender: sender, probe: probe)
     }
 
-    private static func stop(store: Store, sender: any PushSender, probe: BrokerProbe?) async {
+    private static func stop(store: Store, sender: (any PushSender)?, probe: BrokerProbe?) async {
         await probe?.close()
-        await sender.shutdown()
+        await sender?.shutdown()
         await store.close()
     }
 }

@@ -43,9 +43,10 @@ struct ServeCommand: AsyncParsableCommand {
         // Bootstrap metrics before the worker creates its counters.
         let metrics = PrometheusMetrics.render
         _ = PrometheusMetrics.registry
-        let host: String
+        // The API's configuration (its token key file included) is checked before the worker's.
+        let configuration: APIConfiguration
         do {
-            host = try APISettings.listenAddress(settings: settings).0
+            configuration = try APISettings.configuration(settings: settings)
         } catch {
             Console.error("herald serve: \(error)")
             throw ExitCode(78)
@@ -54,14 +55,14 @@ struct ServeCommand: AsyncParsableCommand {
         let application: any Service
         do {
             application = try await APISettings.makeApplication(
-                settings: settings, store: store, readinessChecks: ["worker": WorkerNotConsuming.check(worker)],
+                configuration: configuration, store: store, readinessChecks: ["worker": WorkerNotConsuming.check(worker)],
                 resendHandler: SenderResendHandler(sender: sender), metrics: metrics, logger: logger,
                 onServerRunning: { port in
-                    try? FileHandle.standardOutput.write(contentsOf: Data("herald serve listening on \(host):\(port)\n".utf8))
+                    try? FileHandle.standardOutput.write(contentsOf: Data("herald serve listening on \(configuration.host):\(port)\n".utf8))
                 }
             )
         } catch {
-            // The API's settings (token check, limits) are refused: a configuration error.
+            // The token checker cannot be built: a configuration error.
             Console.error("herald serve: \(error)")
             await sender.shutdown()
             await store.close()

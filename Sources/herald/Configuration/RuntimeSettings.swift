@@ -1,5 +1,7 @@
 import HeraldAMQP
 import HeraldCore
+import HeraldDelivery
+import HeraldPostgres
 import HeraldStore
 import HeraldWorker
 import Logging
@@ -22,6 +24,12 @@ enum RuntimeSettings {
             configuration = try AMQPConfiguration(url: url)
         } catch {
             throw ConfigurationError(.invalidValue, key: SettingKey.amqpURL.dotted, source: settings.lookup(.amqpURL)?.source, reason: error.message)
+        }
+        if let tls = configuration.tls {
+            try checkTLSFiles(
+                [("cacertfile", tls.caCertificatePath), ("certfile", tls.clientCertificatePath), ("keyfile", tls.clientKeyPath)],
+                key: .amqpURL, settings: settings
+            )
         }
         configuration.heartbeat = try settings.duration(.amqpHeartbeat, default: .seconds(30))
         if configuration.connectionName == nil { configuration.connectionName = connectionName }
@@ -57,6 +65,11 @@ enum RuntimeSettings {
         } catch {
             throw ConfigurationError(.invalidValue, key: SettingKey.databaseURL.dotted, source: settings.lookup(.databaseURL)?.source, reason: error.description)
         }
+        let database = configuration.database
+        try checkTLSFiles(
+            [("sslrootcert", database.sslRootCertificatePath), ("sslcert", database.sslCertificatePath), ("sslkey", database.sslKeyPath)],
+            key: .databaseURL, settings: settings
+        )
         configuration.dedupeRetention = try settings.duration(.workerDedupeRetention, default: .seconds(86_400))
         configuration.defaultCulture = defaultCulture(settings)
         return configuration
@@ -82,6 +95,19 @@ enum RuntimeSettings {
 }
 
 extension RuntimeSettings {
+    /// Checks the PEM files a connection URL names (`cacertfile`, `sslrootcert`…): librabbitmq
+    /// and libpq read them only when they connect, where a wrong path would look like an
+    /// unreachable server. libpq's `sslrootcert=system` is not a file.
+    static func checkTLSFiles(_ files: [(parameter: String, path: String?)], key: SettingKey, settings: Settings) throws {
+        for case let (parameter, path?) in files where path != "system" {
+            do {
+                _ = try CredentialFile.readPEM(path, "the \(parameter) file")
+            } catch {
+                throw ConfigurationError(.invalidFile, key: key.dotted, source: settings.lookup(key)?.source, reason: error.description)
+            }
+        }
+    }
+
     /// Opens the store of `settings`, runs `body`, closes it. Store errors are printed and turned
     /// into exit status 1 by the caller.
     static func withStore<T>(_ settings: Settings, logger: Logger, _ body: (Store) async throws -> T) async throws -> T {

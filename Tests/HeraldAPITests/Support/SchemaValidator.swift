@@ -39,10 +39,11 @@ enum JSONNode: Decodable {
     }
 }
 
-/// A small JSON Schema checker for the subset docs/openapi.yaml uses: local `$ref`, `type`,
-/// `properties`, `required`, `additionalProperties` (bool or schema), `minProperties`, `items`,
-/// `maxItems`, `enum`, `pattern`, `minLength`, `maxLength`, `minimum`, `maximum`. Returns the
-/// problems found, each with its JSON path.
+/// A small JSON Schema checker for the subset docs/openapi.yaml uses: local `$ref`, `type` (a
+/// name or a list), `properties`, `required`, `additionalProperties` (bool or schema),
+/// `minProperties`, `items`, `maxItems`, `enum`, `const`, `pattern`, `minLength`, `maxLength`,
+/// `minimum`, `maximum`, `allOf`, `anyOf`, `if`/`then`. Returns the problems found, each with
+/// its JSON path.
 struct SchemaValidator {
     let schemas: [String: Any]
 
@@ -53,12 +54,25 @@ struct SchemaValidator {
             return validate(value, against: target, path: path)
         }
         var problems: [String] = []
-        if let type = schema["type"] as? String, !Self.matches(value, type: type) {
-            return ["\(path): expected \(type), got \(value)"]
+        let types = schema["type"].map { $0 as? [String] ?? [$0 as? String ?? ""] }
+        if let types, !types.contains(where: { Self.matches(value, type: $0) }) {
+            return ["\(path): expected \(types.joined(separator: " or ")), got \(value)"]
+        }
+        for part in schema["allOf"] as? [[String: Any]] ?? [] {
+            problems += validate(value, against: part, path: path)
+        }
+        if let choices = schema["anyOf"] as? [[String: Any]], !choices.contains(where: { validate(value, against: $0, path: path).isEmpty }) {
+            problems.append("\(path): matches none of anyOf")
+        }
+        if let condition = schema["if"] as? [String: Any], let then = schema["then"] as? [String: Any], validate(value, against: condition, path: path).isEmpty {
+            problems += validate(value, against: then, path: path)
+        }
+        if let constant = schema["const"], !Self.equal(value, constant) {
+            problems.append("\(path): is not \(constant)")
         }
         switch value {
         case .string(let string):
-            if let choices = schema["enum"] as? [Any], !choices.contains(where: { "\($0)" == string }) {
+            if let choices = schema["enum"] as? [Any], !choices.contains(where: { Self.equal(value, $0) }) {
                 problems.append("\(path): '\(string)' is not one of \(choices)")
             }
             if let min = schema["minLength"] as? Int, string.count < min { problems.append("\(path): shorter than \(min)") }
@@ -93,6 +107,16 @@ struct SchemaValidator {
             break
         }
         return problems
+    }
+
+    /// Whether a value equals a schema constant (`enum`, `const`) as Yams reads it.
+    private static func equal(_ value: JSONNode, _ constant: Any) -> Bool {
+        switch (value, constant) {
+        case (.string(let string), let other as String): string == other
+        case (.bool(let bool), let other as Bool): bool == other
+        case (.null, _): constant is NSNull
+        default: false
+        }
     }
 
     private static func matches(_ value: JSONNode, type: String) -> Bool {
