@@ -157,7 +157,9 @@ struct LegacyEndpointTests {
                 let reply = try await api.client.send(.post, "/Unsubscribe.ashx", token: token, json: body)
                 #expect(reply.status == 400 && reply.errorCode == "invalid_json", "\(body): \(reply.text)")
             }
-            #expect(try await api.client.send(.post, "/Unsubscribe.ashx", token: token, json: #"{"id": "1", "uri": "anything"}"#).status == 200)
+            // A `uri` without `os` is a token of either platform, or `none` (docs/api.md).
+            #expect(try await api.client.send(.post, "/Unsubscribe.ashx", token: token, json: #"{"id": "1", "uri": "anything"}"#).status == 400)
+            #expect(try await api.client.send(.post, "/Unsubscribe.ashx", token: token, json: #"{"id": "1", "uri": "none"}"#).status == 200)
         }
     }
 }
