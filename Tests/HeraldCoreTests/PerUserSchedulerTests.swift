@@ -3,7 +3,7 @@ import PropertyBased
 import Testing
 
 @Suite struct PerUserSchedulerTests {
-    typealias Scheduler = PerUserScheduler<String>
+    typealias Scheduler = PerUserScheduler<String, String>
 
     @Test func oneInFlightPerUserInArrivalOrder() throws {
         var s = Scheduler(lanes: 4)
@@ -61,14 +61,14 @@ import Testing
     @Test func randomInterleavingsKeepOrderAndLoseNothing() async {
         await propertyCheck(count: 400, input: Gen.int(in: 1...6), Gen.int(in: 1...12), Gen.int(in: 0...Int.max)) { lanes, users, seed in
             var rng = SplitMix64(seed: UInt64(seed))
-            var s = PerUserScheduler<Int>(lanes: lanes)
+            var s = PerUserScheduler<String, Int>(lanes: lanes)
             var enqueued: [String: [Int]] = [:]
             var released: [String: [Int]] = [:]
             var inFlight: [String] = []
-            var ticketsByUser: [String: PerUserScheduler<Int>.Ticket] = [:]
+            var ticketsByUser: [String: PerUserScheduler<String, Int>.Ticket] = [:]
             var nextItem = 0
             var steps = 0
-            func accept(_ releases: [PerUserScheduler<Int>.Release]) {
+            func accept(_ releases: [PerUserScheduler<String, Int>.Release]) {
                 for r in releases {
                     #expect(ticketsByUser[r.ticket.user] == nil, "second delivery in flight for \(r.ticket.user)")
                     ticketsByUser[r.ticket.user] = r.ticket

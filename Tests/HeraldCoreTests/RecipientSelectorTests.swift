@@ -91,7 +91,7 @@ import Testing
 
     @Test func recipientKeysAreStable() throws {
         let r = Recipient(subscription: sub("d1", "42"), addressedUserId: "42")
-        #expect(r.orderingKey == "42")
+        #expect(r.orderingKey == OrderingKey(userId: "42", platform: r.subscription.platform))
         #expect(r.deliveryKey(messageKey: "m") == DeliveryKey(messageKey: "m", deviceId: "d1", userId: "42"))
         #expect(r.pushTarget == PushTarget(platform: .ios, token: "tok-d1", userId: "42"))
 

@@ -54,7 +54,7 @@ import Testing
 
             #expect(await sender.send(try DeliveryFixture.delivery(10, platform: .ios)) == .tokenDead(reason: "Unregistered"))
             #expect(await sender.send(try DeliveryFixture.delivery(11, platform: .ios)) == .retryAfter(.seconds(5), reason: "TooManyRequests"))
-            #expect(await sender.send(try DeliveryFixture.delivery(12, platform: .ios)) == .retryAfter(nil, reason: "ServiceUnavailable"))
+            #expect(await sender.send(try DeliveryFixture.delivery(12, platform: .ios)) == .retryAfter(nil, reason: "ServiceUnavailable", providerFault: true))
             #expect(await sender.send(try DeliveryFixture.delivery(12, platform: .ios)) == .sent)
             #expect(await sender.send(try DeliveryFixture.delivery(13, platform: .ios)) == .tokenDead(reason: "DeviceTokenNotForTopic"))
             #expect(await sender.send(try DeliveryFixture.delivery(14, platform: .ios, token: "not-hex")) == .tokenDead(reason: "BadDeviceToken"))
@@ -182,7 +182,7 @@ import Testing
         try await DeliveryFixture.with { fixture in
             let sender = try fixture.apnsSender { $0.baseURL = "https://127.0.0.1:1" }
             let outcome = await sender.send(try DeliveryFixture.delivery(1, platform: .ios))
-            guard case .retryAfter(nil, let reason) = outcome else {
+            guard case .retryAfter(nil, let reason, _) = outcome else {
                 Issue.record("expected a retry, got \(outcome)")
                 return
             }

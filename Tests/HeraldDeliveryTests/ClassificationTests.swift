@@ -20,9 +20,9 @@ import Testing
         (403, #"{"reason":"ExpiredProviderToken"}"#, .retryAfter(nil, reason: "ExpiredProviderToken")),
         (403, #"{"reason":"InvalidProviderToken"}"#, .permanentFailure(reason: "InvalidProviderToken")),
         (429, #"{"reason":"TooManyRequests"}"#, .retryAfter(nil, reason: "TooManyRequests")),
-        (500, #"{"reason":"InternalServerError"}"#, .retryAfter(nil, reason: "InternalServerError")),
-        (503, #"{"reason":"Shutdown"}"#, .retryAfter(nil, reason: "Shutdown")),
-        (502, "<html>bad gateway</html>", .retryAfter(nil, reason: "status 502")),
+        (500, #"{"reason":"InternalServerError"}"#, .retryAfter(nil, reason: "InternalServerError", providerFault: true)),
+        (503, #"{"reason":"Shutdown"}"#, .retryAfter(nil, reason: "Shutdown", providerFault: true)),
+        (502, "<html>bad gateway</html>", .retryAfter(nil, reason: "status 502", providerFault: true)),
     ])
     func apnsAnswers(status: Int, json: String, expected: DeliveryOutcome) {
         #expect(APNsResponseClassifier.outcome(status: status, body: Self.body(json), headerFields: [:]) == expected)
@@ -33,8 +33,8 @@ import Testing
         (403, "SENDER_ID_MISMATCH", "PERMISSION_DENIED", .tokenDead(reason: "SENDER_ID_MISMATCH")),
         (404, nil, "NOT_FOUND", .tokenDead(reason: "NOT_FOUND")),
         (429, "QUOTA_EXCEEDED", "RESOURCE_EXHAUSTED", .retryAfter(nil, reason: "QUOTA_EXCEEDED")),
-        (503, "UNAVAILABLE", "UNAVAILABLE", .retryAfter(nil, reason: "UNAVAILABLE")),
-        (500, "INTERNAL", "INTERNAL", .retryAfter(nil, reason: "INTERNAL")),
+        (503, "UNAVAILABLE", "UNAVAILABLE", .retryAfter(nil, reason: "UNAVAILABLE", providerFault: true)),
+        (500, "INTERNAL", "INTERNAL", .retryAfter(nil, reason: "INTERNAL", providerFault: true)),
         (400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", .permanentFailure(reason: "INVALID_ARGUMENT")),
         (401, "THIRD_PARTY_AUTH_ERROR", "UNAUTHENTICATED", .permanentFailure(reason: "THIRD_PARTY_AUTH_ERROR")),
         (401, nil, "UNAUTHENTICATED", .retryAfter(nil, reason: "UNAUTHENTICATED")),
@@ -56,10 +56,12 @@ import Testing
     }
 
     @Test func transportFailuresAreTransientButRefusedRequestsAreNot() {
-        for code in [HTTPClientError.Code.timeout, .couldNotConnect, .receiveFailure, .sendFailure, .http2Failure, .tlsFailure, .proxyFailure, .shutdown] {
+        for code in [HTTPClientError.Code.timeout, .couldNotConnect, .receiveFailure, .sendFailure, .http2Failure, .tlsFailure, .proxyFailure] {
             let outcome = APNsResponseClassifier.outcome(for: HTTPClientError(code: code, call: "test"))
-            #expect(outcome == .retryAfter(nil, reason: "transport: \(code)"))
+            #expect(outcome == .retryAfter(nil, reason: "transport: \(code)", providerFault: true))
         }
+        // Herald's own client stopping is not the provider's fault (no circuit breaker opens).
+        #expect(APNsResponseClassifier.outcome(for: HTTPClientError(code: .shutdown, call: "test")) == .retryAfter(nil, reason: "transport: shutdown"))
         let refused = APNsResponseClassifier.outcome(for: HTTPClientError(code: .invalidRequest, call: "test", detail: "header injection"))
         #expect(refused == .permanentFailure(reason: "request refused by the HTTP client: header injection"))
     }

@@ -77,7 +77,7 @@ import Testing
             fixture.sandbox.setBehavior(.flaky(failures: 1), for: DeliveryFixture.fcmToken(12))
             #expect(await sender.send(try DeliveryFixture.delivery(10, platform: .android)) == .tokenDead(reason: "UNREGISTERED"))
             #expect(await sender.send(try DeliveryFixture.delivery(11, platform: .android)) == .retryAfter(.seconds(9), reason: "QUOTA_EXCEEDED"))
-            #expect(await sender.send(try DeliveryFixture.delivery(12, platform: .android)) == .retryAfter(nil, reason: "UNAVAILABLE"))
+            #expect(await sender.send(try DeliveryFixture.delivery(12, platform: .android)) == .retryAfter(nil, reason: "UNAVAILABLE", providerFault: true))
             #expect(await sender.send(try DeliveryFixture.delivery(12, platform: .android)) == .sent)
             #expect(await sender.send(try DeliveryFixture.delivery(13, platform: .android, token: "bad token!")) == .permanentFailure(reason: "INVALID_ARGUMENT"))
             #expect(await sender.send(try DeliveryFixture.delivery(14, platform: .android, app: "unknown-project")) == .permanentFailure(reason: "no Firebase project configured for 'unknown-project'"))
@@ -95,7 +95,7 @@ import Testing
             let file = fixture.directory.appendingPathComponent("other-account.json")
             try JSONSerialization.data(withJSONObject: changed).write(to: file)
             let sender = try fixture.fcmSender { $0.projects = [FCMProject(serviceAccountFile: file.path)] }
-            #expect(await sender.send(try DeliveryFixture.delivery(1, platform: .android)) == .retryAfter(nil, reason: "no access token: refused 400"))
+            #expect(await sender.send(try DeliveryFixture.delivery(1, platform: .android)) == .retryAfter(nil, reason: "no access token: refused 400", providerFault: true))
             await sender.shutdown()
         }
     }

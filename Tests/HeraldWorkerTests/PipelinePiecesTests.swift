@@ -20,7 +20,7 @@ struct PipelinePiecesTests {
         let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: TestEnvironment.amqpURL))
         do {
             try await body { tag, session in
-                TrackedMessage(delivery: AMQPDelivery(body: Data(), routingKey: "q", deliveryTag: tag), connection: connection, session: session)
+                TrackedMessage(delivery: AMQPDelivery(body: Data(), routingKey: "q", deliveryTag: tag), queue: "q", connection: connection, session: session)
             }
         } catch {
             await connection.close()

@@ -5,8 +5,10 @@ public enum DeliveryOutcome: Sendable, Hashable, CustomStringConvertible {
     /// The provider accepted the notification.
     case sent
     /// A transient failure (throttling, 5xx, network): try again, after `after` if the provider
-    /// said so (`Retry-After`), otherwise after the ``RetryPolicy``'s backoff.
-    case retryAfter(Duration?, reason: String)
+    /// said so (`Retry-After`), otherwise after the ``RetryPolicy``'s backoff. `providerFault`:
+    /// the provider itself failed (5xx, no connection, a timeout, its token service down), not
+    /// this one request (a throttled device): what the worker's ``CircuitBreaker`` counts.
+    case retryAfter(Duration?, reason: String, providerFault: Bool = false)
     /// The token will never work again (APNs 410 `Unregistered`/`BadDeviceToken`, FCM
     /// `UNREGISTERED`): deactivate the device.
     case tokenDead(reason: String)
@@ -20,10 +22,16 @@ public enum DeliveryOutcome: Sendable, Hashable, CustomStringConvertible {
         return true
     }
 
+    /// Whether the provider itself failed (see ``retryAfter(_:reason:providerFault:)``).
+    public var isProviderFault: Bool {
+        if case .retryAfter(_, _, true) = self { return true }
+        return false
+    }
+
     public var description: String {
         switch self {
         case .sent: "sent"
-        case .retryAfter(let after, let reason): "retry after \(after.map { "\($0)" } ?? "backoff"): \(reason)"
+        case .retryAfter(let after, let reason, _): "retry after \(after.map { "\($0)" } ?? "backoff"): \(reason)"
         case .tokenDead(let reason): "token dead: \(reason)"
         case .permanentFailure(let reason): "permanent failure: \(reason)"
         }

@@ -10,4 +10,12 @@ public enum Platform: String, Sendable, Codable, Hashable, CaseIterable, CustomS
     }
 
     public var description: String { rawValue }
+
+    /// The provider that serves it, as metrics and logs name it: `apns` or `fcm`.
+    public var provider: String {
+        switch self {
+        case .ios: "apns"
+        case .android: "fcm"
+        }
+    }
 }

@@ -1,7 +1,8 @@
 import DequeModule
 
 /// Per-user FIFO ordering with a bounded number of lanes: a pure, synchronous state machine that
-/// the worker drives from one task.
+/// the worker drives from one task. `Key` names whose deliveries must stay in order (the worker
+/// uses a user and a platform); the documentation says "user" for it.
 ///
 /// - A user's deliveries are released strictly in the order they were enqueued, and the next
 ///   one only after the previous one was ``complete(_:)``d (seed 000 requirement 24: "account
@@ -18,16 +19,16 @@ import DequeModule
 /// Every operation is O(1) amortised. Not thread-safe by itself (a value type). Inlinable, so
 /// that the worker's use of it is specialized for its item type (no generic dispatch per
 /// delivery).
-public struct PerUserScheduler<Item> {
+public struct PerUserScheduler<Key: Hashable & Sendable, Item> {
     /// The handle of one released delivery; give it back to ``complete(_:)`` or ``park(_:)``.
     public struct Ticket: Sendable, Hashable, CustomStringConvertible {
         /// Arrival number, unique and increasing across all users.
         public let sequence: UInt64
-        public let user: String
+        public let user: Key
         public var description: String { "#\(sequence)(\(user))" }
 
         @inlinable
-        init(sequence: UInt64, user: String) {
+        init(sequence: UInt64, user: Key) {
             self.sequence = sequence
             self.user = user
         }
@@ -49,15 +50,15 @@ public struct PerUserScheduler<Item> {
     public let lanes: Int
     @usableFromInline var nextSequence: UInt64 = 0
     /// Deliveries of each user waiting behind its blocked one.
-    @usableFromInline var waiting: [String: Deque<(UInt64, Item)>] = [:]
+    @usableFromInline var waiting: [Key: Deque<(UInt64, Item)>] = [:]
     /// user → sequence of its delivery in flight or parked: the user is blocked.
-    @usableFromInline var blocked: [String: UInt64] = [:]
+    @usableFromInline var blocked: [Key: UInt64] = [:]
     /// Users whose blocked delivery is parked (holds no lane).
-    @usableFromInline var parked: Set<String> = []
+    @usableFromInline var parked: Set<Key> = []
     /// Parked deliveries whose time has come, waiting for a lane (served first).
     @usableFromInline var resuming: Deque<Release> = []
     /// Users with waiting deliveries and nothing blocked, in the order they became ready.
-    @usableFromInline var ready: Deque<String> = []
+    @usableFromInline var ready: Deque<Key> = []
     @usableFromInline var waitingTotal = 0
 
     /// `lanes` below 1 is treated as 1.
@@ -80,12 +81,12 @@ public struct PerUserScheduler<Item> {
     public var isIdle: Bool { blocked.isEmpty && waitingTotal == 0 }
     /// Whether `user` has a delivery in flight or parked.
     @inlinable
-    public func isRunning(user: String) -> Bool { blocked[user] != nil }
+    public func isRunning(user: Key) -> Bool { blocked[user] != nil }
 
     /// Adds a delivery for `user`; returns the deliveries that may start now (this one, or
     /// nothing when it must wait).
     @inlinable
-    public mutating func enqueue(_ item: Item, user: String) -> [Release] {
+    public mutating func enqueue(_ item: Item, user: Key) -> [Release] {
         var released: [Release] = []
         enqueue(item, user: user, into: &released)
         return released
@@ -93,7 +94,7 @@ public struct PerUserScheduler<Item> {
 
     /// Adds a delivery for `user`, appending what may start now to `released`.
     @inlinable
-    public mutating func enqueue(_ item: Item, user: String, into released: inout [Release]) {
+    public mutating func enqueue(_ item: Item, user: Key, into released: inout [Release]) {
         let sequence = nextSequence
         nextSequence += 1
         if blocked[user] == nil && waiting[user] == nil && runningCount < lanes && resuming.isEmpty {

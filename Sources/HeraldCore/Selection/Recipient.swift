@@ -11,12 +11,27 @@ public struct Recipient: Sendable, Codable, Hashable {
         self.addressedUserId = addressedUserId
     }
 
-    /// The key of the per-user ordering lane: the subscription's user, so that a broadcast is
-    /// ordered with the rest of that user's notifications.
-    public var orderingKey: String { subscription.userId }
+    /// Whose notifications must stay in order with this one: the subscription's user (so that a
+    /// broadcast is ordered with the rest of that user's notifications) on this device's
+    /// platform. Order is per user and platform, not per user: one provider's outage must not
+    /// hold the user's notifications to the other provider (docs/architecture.md).
+    public var orderingKey: OrderingKey { OrderingKey(userId: subscription.userId, platform: subscription.platform) }
 
     /// The key that identifies this delivery across redeliveries of the same message.
     public func deliveryKey(messageKey: String) -> DeliveryKey {
         DeliveryKey(messageKey: messageKey, deviceId: subscription.deviceId, userId: addressedUserId, app: subscription.app)
     }
+}
+
+/// The key of a per-user ordering lane (``Recipient/orderingKey``).
+public struct OrderingKey: Hashable, Sendable, CustomStringConvertible {
+    public let userId: String
+    public let platform: Platform
+
+    public init(userId: String, platform: Platform) {
+        self.userId = userId
+        self.platform = platform
+    }
+
+    public var description: String { "\(userId)/\(platform)" }
 }

@@ -12,6 +12,8 @@ import HeraldHTTP
 /// - 429 and 5xx: retry (after `Retry-After` when Apple sends one).
 /// - 403 `ExpiredProviderToken`: retry (the sender has already made a new token and tried once).
 /// - any other 4xx: permanent failure with Apple's reason.
+/// - 5xx and transport failures count as the provider's fault (the worker's circuit breaker);
+///   429 does not (one device or topic throttled).
 /// - transport failures: retry, except a request HeraldHTTP refused to send (permanent).
 enum APNsResponseClassifier {
     static func outcome(status: Int, body: [UInt8], headerFields: HTTPFields, now: Date = Date()) -> DeliveryOutcome {
@@ -26,8 +28,10 @@ enum APNsResponseClassifier {
             return .tokenDead(reason: text)
         case 403 where reason == .expiredProviderToken:
             return .retryAfter(retryAfter, reason: text)
-        case 429, 500...599:
+        case 429:
             return .retryAfter(retryAfter, reason: text)
+        case 500...599:
+            return .retryAfter(retryAfter, reason: text, providerFault: true)
         case 400...499:
             return .permanentFailure(reason: text)
         default:
@@ -48,13 +52,16 @@ enum APNsResponseClassifier {
     static func outcome(for error: any Error) -> DeliveryOutcome {
         guard let error = error as? HTTPClientError else {
             if error is CancellationError { return .retryAfter(nil, reason: "cancelled") }
-            return .retryAfter(nil, reason: "\(type(of: error))")
+            return .retryAfter(nil, reason: "\(type(of: error))", providerFault: true)
         }
         switch error.code {
         case .invalidRequest:
             return .permanentFailure(reason: "request refused by the HTTP client: \(error.detail ?? "invalid request")")
-        default:
+        case .shutdown:
+            // Herald is stopping: not the provider's doing.
             return .retryAfter(nil, reason: "transport: \(error.code)")
+        default:
+            return .retryAfter(nil, reason: "transport: \(error.code)", providerFault: true)
         }
     }
 }

@@ -10,6 +10,8 @@ import HeraldHTTP
 /// - `UNREGISTERED`, `NOT_FOUND`, `SENDER_ID_MISMATCH`: the token is dead.
 /// - `QUOTA_EXCEEDED`, `UNAVAILABLE`, `INTERNAL`, any 429 or 5xx: retry, honouring
 ///   `Retry-After`.
+/// - `UNAVAILABLE`, `INTERNAL` and other 5xx count as the provider's fault (circuit breaker);
+///   a throttled request does not.
 /// - `UNAUTHENTICATED` (401): retry (the sender has already fetched a new access token and tried
 ///   once).
 /// - `INVALID_ARGUMENT`, `THIRD_PARTY_AUTH_ERROR` and any other 4xx: permanent failure.
@@ -23,7 +25,9 @@ enum FCMResponseClassifier {
             switch code {
             case .unregistered, .notFound, .senderIDMismatch:
                 return .tokenDead(reason: text)
-            case .quotaExceeded, .unavailable, .internal, .resourceExhausted, .unauthenticated:
+            case .unavailable, .internal:
+                return .retryAfter(retryAfter, reason: text, providerFault: true)
+            case .quotaExceeded, .resourceExhausted, .unauthenticated:
                 return .retryAfter(retryAfter, reason: text)
             case .invalidArgument, .thirdPartyAuthError:
                 return .permanentFailure(reason: text)
@@ -33,7 +37,8 @@ enum FCMResponseClassifier {
         }
         switch status {
         case 404: return .tokenDead(reason: text)
-        case 401, 429, 500...599: return .retryAfter(retryAfter, reason: text)
+        case 401, 429: return .retryAfter(retryAfter, reason: text)
+        case 500...599: return .retryAfter(retryAfter, reason: text, providerFault: true)
         case 400...499: return .permanentFailure(reason: text)
         default: return .permanentFailure(reason: "unexpected status \(status)" + (code.map { " (\($0))" } ?? ""))
         }

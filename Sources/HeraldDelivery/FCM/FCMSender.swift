@@ -146,9 +146,9 @@ public final class FCMSender: PushSender {
                     _ = try await project.tokens.accessToken()
                     transmit(request, to: project, refreshedCredential: refreshedCredential, completion: completion)
                 } catch let error as FCMAccessTokenError {
-                    completion(.retryAfter(nil, reason: "no access token: \(error.code)\(error.status.map { " \($0)" } ?? "")"))
+                    completion(.retryAfter(nil, reason: "no access token: \(error.code)\(error.status.map { " \($0)" } ?? "")", providerFault: true))
                 } catch {
-                    completion(.retryAfter(nil, reason: "no access token: \(type(of: error))"))
+                    completion(.retryAfter(nil, reason: "no access token: \(type(of: error))", providerFault: true))
                 }
             }
             return

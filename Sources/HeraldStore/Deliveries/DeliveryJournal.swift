@@ -150,8 +150,8 @@ public struct DeliveryJournal: Sendable {
     /// nothing retried, no dead token) is one INSERT.
     public func record(_ records: [DeliveryRecord]) async throws(StoreError) {
         guard !records.isEmpty else { return }
-        let fresh = records.filter { !$0.completesPendingRow && $0.state != .pending }
-        let upserts = records.filter { $0.completesPendingRow || $0.state == .pending }
+        let fresh = records.filter { !$0.completesPendingRow && $0.state.isTerminal }
+        let upserts = records.filter { $0.completesPendingRow || !$0.state.isTerminal }
         let dead = records.filter { $0.state == .tokenDead && $0.token != nil }
         if upserts.isEmpty && dead.isEmpty {
             try await StoreError.wrap("DeliveryJournal.record") {
@@ -290,7 +290,7 @@ public struct DeliveryJournal: Sendable {
         """
     }
 
-    /// Writes or completes `.pending` rows; a terminal row is never changed.
+    /// Writes or completes `.pending` and `.deferred` rows; a terminal row is never changed.
     static let upsertSQL = """
         INSERT INTO journal (device_ref, position, message_id, user_id, state, attempts, provider_id, last_error, payload)
         SELECT d, p, m, u, s, a::integer, i, x, b
@@ -299,7 +299,7 @@ public struct DeliveryJournal: Sendable {
         ON CONFLICT (device_ref, position) DO UPDATE
         SET state = EXCLUDED.state, attempts = EXCLUDED.attempts, provider_id = EXCLUDED.provider_id, last_error = EXCLUDED.last_error,
             payload = EXCLUDED.payload, recorded_at = now()
-        WHERE journal.state = 'pending'
+        WHERE journal.state IN ('pending', 'deferred')
         """
 
     static func rowParameters(_ records: [DeliveryRecord]) -> [any PostgresBindable] {

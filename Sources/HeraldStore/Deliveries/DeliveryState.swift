@@ -8,9 +8,13 @@ public enum DeliveryState: String, Sendable, Hashable, CaseIterable, CustomStrin
     case tokenDead = "token_dead"
     /// It will never be accepted (permanent failure, or retries exhausted).
     case failed
+    /// Its provider was failing (the worker's circuit breaker was open): the delivery waits in
+    /// the broker, its message republished to the wait queue, and is sent when the message
+    /// comes back. No attempt was made after this row was written.
+    case deferred
 
     /// Whether no further attempt will be made.
-    public var isTerminal: Bool { self != .pending }
+    public var isTerminal: Bool { self != .pending && self != .deferred }
 
     public var description: String { rawValue }
 }

@@ -28,8 +28,9 @@ CREATE TABLE messages (
 CREATE INDEX messages_received_at ON messages USING brin (received_at) WITH (autosummarize = on);
 
 -- One row per delivery whose outcome is known: written once, when the provider answered for
--- good (sent, token dead, failed), or when a send is first retried (state 'pending', updated
--- later). Also the device's notification log, by position (seed 002): the payload of a sent
+-- good (sent, token dead, failed), when a send is first retried (state 'pending', updated
+-- later), or when its provider's circuit breaker deferred it (state 'deferred': the message waits
+-- in the broker's wait queue; updated when it is sent). Also the device's notification log, by position (seed 002): the payload of a sent
 -- delivery is the body sent, less the FCM registration token.
 CREATE TABLE journal (
     -- Fixed-width columns first, widest first: no alignment padding between them.
@@ -43,7 +44,7 @@ CREATE TABLE journal (
     -- The event id of a row migrated from version 1 whose message is unknown; the others have
     -- it on their message (one copy per message, not per delivery).
     event_id    text,
-    state       text NOT NULL CHECK (state IN ('pending', 'sent', 'token_dead', 'failed')),
+    state       text NOT NULL CHECK (state IN ('pending', 'sent', 'token_dead', 'failed', 'deferred')),
     -- The provider's id for the notification (apns-id, FCM message name), when it gave one.
     provider_id text,
     last_error  text,

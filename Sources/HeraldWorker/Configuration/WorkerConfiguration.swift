@@ -65,6 +65,10 @@ public struct WorkerConfiguration: Sendable {
     /// reconnecting together after a broker restart, interleave their claims and share the
     /// partitions. A process alone owns every partition after (K − 1) × this.
     public var partitionClaimSpacing: Duration
+    /// When a provider (APNs or FCM, per app) counts as failing and how long its deliveries then
+    /// wait in the broker (``HeraldCore/CircuitBreaker``); ``HeraldCore/CircuitBreaker/Policy/disabled``
+    /// keeps retrying in memory as before.
+    public var circuitBreaker: CircuitBreaker.Policy
 
     public init(amqp: AMQPConfiguration, topology: HeraldTopology = HeraldTopology()) {
         self.amqp = amqp
@@ -90,6 +94,7 @@ public struct WorkerConfiguration: Sendable {
         self.partitions = 0
         self.ingestRetryInterval = .seconds(2)
         self.partitionClaimSpacing = .milliseconds(100)
+        self.circuitBreaker = CircuitBreaker.Policy()
     }
 
     /// The partition queues when ``partitions`` > 0.
@@ -104,6 +109,9 @@ public struct WorkerConfiguration: Sendable {
         guard lanes >= 1 else { throw fail("lanes (worker.threads) must be at least 1") }
         guard maxChunk >= 1, recordBatchSize >= 1, recordConcurrency >= 1 else { throw fail("batch sizes and concurrency must be at least 1") }
         guard shutdownTimeout >= .zero, recordBatchWindow >= .zero, broadcastAudienceTTL >= .zero else { throw fail("durations must not be negative") }
+        guard circuitBreaker.minimumFailures >= 1, circuitBreaker.failureRatio > 0, circuitBreaker.failureRatio <= 1,
+            circuitBreaker.initialOpen > .zero, circuitBreaker.maximumOpen >= circuitBreaker.initialOpen, circuitBreaker.window > .zero
+        else { throw fail("circuit breaker: failures ≥ 1, ratio in (0, 1], open periods positive with the maximum ≥ the first") }
         guard reconnectInitialDelay > .zero, storeRetryInitialDelay > .zero else { throw fail("backoff delays must be positive") }
         guard !topology.queue.isEmpty else { throw fail("the queue name must not be empty") }
         guard (0...PartitionLayout.maximumCount).contains(partitions) else {

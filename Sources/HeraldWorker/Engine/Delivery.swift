@@ -27,10 +27,12 @@ final class Delivery: @unchecked Sendable {
     var attempts: Int
     /// The journal holds a `.pending` row for it (it was retried): its outcome completes the row.
     var hasPendingRow: Bool
-    var ticket: PerUserScheduler<Delivery>.Ticket?
+    var ticket: Lanes.Ticket?
     var payload: PushPayload?
     var firstAttempt: ContinuousClock.Instant?
     var retryDue: ContinuousClock.Instant?
+    /// Sent as its provider's half-open circuit breaker probe (``ProviderGates``).
+    var isProbe = false
 
     // Guarded by the MessageTracker's lock.
     var waiters: [TrackedMessage] = []
@@ -61,3 +63,6 @@ struct JoinKey: Hashable, Sendable {
     let deviceRef: Int64
     let userId: String
 }
+
+/// The engine's per-user lanes: keyed by user and platform (``HeraldCore/Recipient/orderingKey``).
+typealias Lanes = PerUserScheduler<OrderingKey, Delivery>

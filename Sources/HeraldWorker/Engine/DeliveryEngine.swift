@@ -27,6 +27,14 @@ import Synchronization
 /// acknowledged only once the record is durable (``MessageTracker``). A retried delivery's
 /// attempt count and position are recorded as a `.pending` row, so a restart resumes them.
 ///
+/// Provider outages (``ProviderGates``, one ``HeraldCore/CircuitBreaker`` per platform and
+/// app): while a provider's breaker is open, its deliveries are *deferred* instead of sent or
+/// parked: a `.deferred` row keeps their position and attempts, their lane goes on, and once
+/// their message is settled it is republished to the wait queue (``DeferredCopy``) and
+/// acknowledged, so the backlog waits in the broker, not in memory, and the other provider's
+/// deliveries keep flowing. Half-open, one delivery goes as the probe; the others are parked
+/// until it answers (sent if it succeeded, deferred if not).
+///
 /// Stopping: once ``StopSignal/isStopping``, nothing more is released or retried; what was
 /// sent finishes and is recorded (a graceful stop waits for that, bounded by the worker);
 /// waiting and parked deliveries are dropped (their messages are requeued by the broker; a
@@ -38,6 +46,7 @@ final class DeliveryEngine: Sendable {
         var builder: PayloadBuilder
         var recordBatchSize: Int
         var recordConcurrency: Int
+        var circuitBreaker: CircuitBreaker.Policy
     }
 
     let mailbox = EngineMailbox()
@@ -47,6 +56,7 @@ final class DeliveryEngine: Sendable {
     private let tracker: MessageTracker
     private let deadTokens: DeadTokenRegistry
     private let acknowledger: Acknowledger
+    private let deferredCopy: DeferredCopy
     private let metrics: WorkerMetrics
     private let retry: StoreRetry
     private let stop: StopSignal
@@ -58,8 +68,9 @@ final class DeliveryEngine: Sendable {
 
     init(
         settings: Settings, sender: any PushSender, journal: DeliveryJournal, tracker: MessageTracker, deadTokens: DeadTokenRegistry,
-        acknowledger: Acknowledger, metrics: WorkerMetrics, retry: StoreRetry, stop: StopSignal, logger: Logger
+        acknowledger: Acknowledger, deferredCopy: DeferredCopy, metrics: WorkerMetrics, retry: StoreRetry, stop: StopSignal, logger: Logger
     ) {
+        self.deferredCopy = deferredCopy
         self.settings = settings
         self.sender = sender
         self.journal = journal
@@ -93,7 +104,7 @@ final class DeliveryEngine: Sendable {
 
     /// The loop; returns after ``finish()`` once nothing is running, or when aborted.
     func run() async {
-        var state = LoopState(lanes: settings.lanes)
+        var state = LoopState(lanes: settings.lanes, circuitBreaker: settings.circuitBreaker)
         while true {
             let events = await mailbox.take()
             state.now = Date()
@@ -103,6 +114,7 @@ final class DeliveryEngine: Sendable {
             if stop.isStopping { stopWork(&state, released: &released) }
             dueRetries(&state, released: &released)
             dispatch(released, state: &state)
+            if state.waitingChanged { reportWaiting(&state) }
             if !state.outcomes.isEmpty {
                 metrics.record(state.outcomes)
                 state.outcomes = WorkerMetrics.Outcomes()
@@ -117,7 +129,7 @@ final class DeliveryEngine: Sendable {
 
     // MARK: Events
 
-    private func handle(_ event: EngineMailbox.Event, state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]) {
+    private func handle(_ event: EngineMailbox.Event, state: inout LoopState, released: inout [Lanes.Release]) {
         switch event {
         case .fanOut(let deliveries):
             for delivery in deliveries {
@@ -132,7 +144,7 @@ final class DeliveryEngine: Sendable {
             delivery.inDoubt = false
             switch answer {
             case .send:
-                state.reconciledToSend.append(delivery)
+                state.readyToSend.append(delivery)
             case .delivered:
                 terminal(delivery, .sent, state: &state, released: &released)
             case .recorded(let recordedState):
@@ -144,27 +156,48 @@ final class DeliveryEngine: Sendable {
             }
         case .recorded(let batch, let durable):
             state.recordsInFlight -= 1
-            let terminal = batch.terminalDeliveries
-            busy.subtract(terminal.count, ordering: .relaxed)
+            let settled = batch.settledDeliveries
+            busy.subtract(settled.count, ordering: .relaxed)
             if durable {
-                acknowledger.ack(tracker.finish(terminal))
+                settle(tracker.finish(settled))
             } else {
                 // Aborted before the outcome was stored: the message must not be acknowledged.
-                tracker.drop(terminal)
-                metrics.abandoned(terminal.count)
+                tracker.drop(settled)
+                metrics.abandoned(settled.count)
             }
         case .wake:
             break
         }
         if !state.finishedWithoutRecord.isEmpty {
-            acknowledger.ack(tracker.finish(state.finishedWithoutRecord))
+            settle(tracker.finish(state.finishedWithoutRecord))
             state.finishedWithoutRecord.removeAll()
         }
     }
 
+    /// Settled messages: acknowledged, or first republished to the wait queue when some of their
+    /// deliveries were deferred.
+    private func settle(_ messages: [TrackedMessage]) {
+        guard messages.contains(where: { $0.deferredUntil != nil }) else {
+            acknowledger.ack(messages)
+            return
+        }
+        acknowledger.ack(messages.filter { $0.deferredUntil == nil })
+        deferredCopy.republish(messages.filter { $0.deferredUntil != nil }, acknowledger: acknowledger)
+    }
+
     private func handleOutcome(
-        _ delivery: Delivery, _ outcome: DeliveryOutcome, state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]
+        _ delivery: Delivery, _ outcome: DeliveryOutcome, state: inout LoopState, released: inout [Lanes.Release]
     ) {
+        let provider = ProviderGates.Key(delivery.recipient.pushTarget)
+        if let change = state.gates.record(outcome, for: provider, probe: delivery.isProbe, now: ContinuousClock.now) {
+            gateChanged(change, state: &state, released: &released)
+        }
+        delivery.isProbe = false
+        if case .retryAfter(_, let reason, _) = outcome, state.gates.isBlocked(provider) {
+            // Its provider is failing: wait in the broker, not here.
+            deferDelivery(delivery, reason: reason, state: &state, released: &released)
+            return
+        }
         switch outcome {
         case .sent, .permanentFailure:
             terminal(delivery, outcome, state: &state, released: &released)
@@ -172,7 +205,7 @@ final class DeliveryEngine: Sendable {
             deadTokens.markDead(delivery.recipient.pushTarget)
             logger.info("Device token refused by the provider; device marked dead", metadata: metadata(delivery, [LogKey.error: "\(reason)"]))
             terminal(delivery, outcome, state: &state, released: &released)
-        case .retryAfter(let after, let reason):
+        case .retryAfter(let after, let reason, _):
             let now = ContinuousClock.now
             switch settings.policy.decide(attempts: delivery.attempts, elapsed: now - (delivery.firstAttempt ?? now), retryAfter: after) {
             case .giveUp(let why):
@@ -187,6 +220,7 @@ final class DeliveryEngine: Sendable {
                 released += freed
                 delivery.retryDue = now + delay
                 state.parked.insert(delivery, due: now + delay)
+                state.waitingChanged = true
                 // Keep the attempt count and the position for whoever sends it next.
                 queueRecord(delivery, state: .pending, lastError: reason, into: &state)
             }
@@ -195,7 +229,7 @@ final class DeliveryEngine: Sendable {
 
     /// A terminal outcome: the lane goes on, the outcome is queued for the journal.
     private func terminal(
-        _ delivery: Delivery, _ outcome: DeliveryOutcome, state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]
+        _ delivery: Delivery, _ outcome: DeliveryOutcome, state: inout LoopState, released: inout [Lanes.Release]
     ) {
         complete(delivery, state: &state, released: &released)
         state.outcomes.add(outcome, publishedAt: delivery.context.publishedAt, now: state.now)
@@ -204,7 +238,7 @@ final class DeliveryEngine: Sendable {
             queueRecord(delivery, state: .sent, lastError: nil, into: &state)
         case .tokenDead(let reason):
             queueRecord(delivery, state: .tokenDead, lastError: reason, into: &state)
-        case .permanentFailure(let reason), .retryAfter(_, let reason):
+        case .permanentFailure(let reason), .retryAfter(_, let reason, _):
             if case .permanentFailure = outcome {
                 logger.warning("Delivery failed", metadata: metadata(delivery, [LogKey.error: "\(reason)", LogKey.attempts: "\(delivery.attempts)"]))
             }
@@ -213,7 +247,7 @@ final class DeliveryEngine: Sendable {
         busy.add(1, ordering: .relaxed)  // until durable
     }
 
-    private func complete(_ delivery: Delivery, state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]) {
+    private func complete(_ delivery: Delivery, state: inout LoopState, released: inout [Lanes.Release]) {
         guard let ticket = delivery.ticket else { return }
         delivery.ticket = nil
         // A ticket completed twice would be a bug here; the scheduler refuses it without
@@ -228,21 +262,70 @@ final class DeliveryEngine: Sendable {
             lastError: lastError, payload: deliveryState == .sent ? delivery.payload?.loggedBody : nil,
             token: deliveryState == .tokenDead ? delivery.recipient.subscription.token : nil, completesPendingRow: delivery.hasPendingRow
         )
-        if deliveryState == .pending { delivery.hasPendingRow = true }
+        if !deliveryState.isTerminal { delivery.hasPendingRow = true }
         // One row per delivery per statement: a later record replaces one still queued.
         if delivery.hasPendingRow, let index = state.records.deliveries.lastIndex(where: { $0 === delivery }) {
-            if state.records.rows[index].state.isTerminal { busy.subtract(1, ordering: .relaxed) }
+            if state.records.rows[index].state.settlesDelivery { busy.subtract(1, ordering: .relaxed) }
             state.records.rows[index] = record
             return
         }
         state.records.append(delivery, record)
     }
 
+    // MARK: Provider outages
+
+    /// A breaker opened (its parked and held deliveries are deferred) or closed (its held
+    /// deliveries go).
+    private func gateChanged(_ change: ProviderGates.Change, state: inout LoopState, released: inout [Lanes.Release]) {
+        switch change {
+        case .opened(let key, let reopensAt, let reason):
+            metrics.circuit(provider: key.platform, app: key.app, state: .open(until: reopensAt))
+            let parked = state.parked.removeAll { ProviderGates.Key($0.recipient.pushTarget) == key }
+            let held = state.gates.releaseHeld(key)
+            logger.warning("Provider failing: circuit open, its deliveries wait in the broker", metadata: [
+                LogKey.platform: "\(key.platform)", LogKey.app: "\(key.app ?? "default")", LogKey.error: "\(reason)",
+                LogKey.retryIn: "\(reopensAt - ContinuousClock.now)", LogKey.count: "\(parked.count + held.count)",
+            ])
+            for delivery in parked + held {
+                delivery.retryDue = nil
+                deferDelivery(delivery, reason: reason, state: &state, released: &released)
+            }
+        case .closed(let key):
+            metrics.circuit(provider: key.platform, app: key.app, state: .closed)
+            logger.notice("Provider answers again: circuit closed", metadata: [LogKey.platform: "\(key.platform)", LogKey.app: "\(key.app ?? "default")"])
+            for delivery in state.gates.releaseHeld(key) {
+                guard let ticket = delivery.ticket, let resumed = try? state.scheduler.resume(ticket, item: delivery) else { continue }
+                released += resumed
+            }
+        }
+        state.waitingChanged = true
+    }
+
+    /// Its provider's breaker is open: a `.deferred` row keeps its position and attempts, the
+    /// lane goes on, and its message will be republished to the wait queue once settled.
+    private func deferDelivery(_ delivery: Delivery, reason: String, state: inout LoopState, released: inout [Lanes.Release]) {
+        let key = ProviderGates.Key(delivery.recipient.pushTarget)
+        complete(delivery, state: &state, released: &released)
+        tracker.markDeferred([delivery], until: state.gates.reopensAt(key) ?? ContinuousClock.now + settings.circuitBreaker.initialOpen)
+        queueRecord(delivery, state: .deferred, lastError: "deferred, provider failing: \(reason)", into: &state)
+        busy.add(1, ordering: .relaxed)  // until durable
+        metrics.deferred(key.platform)
+    }
+
+    /// The waiting gauge per provider: parked for a retry or held for a probe.
+    private func reportWaiting(_ state: inout LoopState) {
+        state.waitingChanged = false
+        for platform in Platform.allCases {
+            metrics.waiting(platform, state.parked.count(platform) + state.gates.heldCount(platform))
+        }
+    }
+
     // MARK: Retries and stopping
 
-    private func dueRetries(_ state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]) {
+    private func dueRetries(_ state: inout LoopState, released: inout [Lanes.Release]) {
         guard !stop.isStopping else { return }
         for delivery in state.parked.popDue(now: ContinuousClock.now) {
+            state.waitingChanged = true
             delivery.retryDue = nil
             guard let ticket = delivery.ticket, let resumed = try? state.scheduler.resume(ticket, item: delivery) else { continue }
             released += resumed
@@ -250,10 +333,10 @@ final class DeliveryEngine: Sendable {
     }
 
     /// Stopping: nothing more is sent; deliveries waiting for a lane or a retry are dropped.
-    private func stopWork(_ state: inout LoopState, released: inout [PerUserScheduler<Delivery>.Release]) {
-        let dropped = released.map(\.item) + state.reconciledToSend + state.parked.removeAll()
+    private func stopWork(_ state: inout LoopState, released: inout [Lanes.Release]) {
+        let dropped = released.map(\.item) + state.readyToSend + state.parked.removeAll() + state.gates.releaseAllHeld()
         released.removeAll()
-        state.reconciledToSend.removeAll()
+        state.readyToSend.removeAll()
         guard !dropped.isEmpty else { return }
         for delivery in dropped { delivery.ticket = nil }
         tracker.drop(dropped)
@@ -281,13 +364,13 @@ final class DeliveryEngine: Sendable {
 
     /// Sends what the lanes released: in-doubt deliveries are asked about first; the rest go as
     /// one batch.
-    private func dispatch(_ released: [PerUserScheduler<Delivery>.Release], state: inout LoopState) {
+    private func dispatch(_ released: [Lanes.Release], state: inout LoopState) {
         var batch: [Delivery] = []
-        batch.reserveCapacity(released.count + state.reconciledToSend.count)
-        batch += state.reconciledToSend
-        state.reconciledToSend.removeAll()
+        batch.reserveCapacity(released.count + state.readyToSend.count)
+        batch += state.readyToSend
+        state.readyToSend.removeAll()
         var orphans: [Delivery] = []
-        var nextReleases: [PerUserScheduler<Delivery>.Release] = []
+        var nextReleases: [Lanes.Release] = []
         var pending = released
         while !pending.isEmpty {
             let awaited = tracker.areAwaited(pending.map(\.item))
@@ -327,10 +410,28 @@ final class DeliveryEngine: Sendable {
         let now = Date()
         let clock = ContinuousClock.now
         var failures: [(Delivery, DeliveryOutcome)] = []
+        var deferrals: [Delivery] = []
         for delivery in deliveries {
             let target = delivery.recipient.pushTarget
             if !deadTokens.isEmpty, deadTokens.isDead(target) {
                 failures.append((delivery, .tokenDead(reason: "the provider refused this token earlier")))
+                continue
+            }
+            let provider = ProviderGates.Key(target)
+            switch state.gates.verdict(provider, now: clock) {
+            case .send:
+                break
+            case .probe:
+                delivery.isProbe = true
+                metrics.circuit(provider: provider.platform, app: provider.app, state: .halfOpen(probing: true))
+            case .hold:
+                // Until the probe answers; the lane serves others meanwhile.
+                if let ticket = delivery.ticket, let freed = try? state.scheduler.park(ticket) { state.carried += freed }
+                state.gates.hold(delivery, for: provider)
+                state.waitingChanged = true
+                continue
+            case .reject:
+                deferrals.append(delivery)
                 continue
             }
             let key = delivery.key
@@ -353,12 +454,13 @@ final class DeliveryEngine: Sendable {
             ))
             sent.append(delivery)
         }
-        for (delivery, outcome) in failures {
-            var ignored: [PerUserScheduler<Delivery>.Release] = []
-            terminal(delivery, outcome, state: &state, released: &ignored)
-            // Lanes freed here are served on the next turn.
-            if !ignored.isEmpty { state.carried += ignored }
+        // Lanes freed here are served on the next turn.
+        var freed: [Lanes.Release] = []
+        for (delivery, outcome) in failures { terminal(delivery, outcome, state: &state, released: &freed) }
+        for delivery in deferrals {
+            deferDelivery(delivery, reason: state.gates.reason(ProviderGates.Key(delivery.recipient.pushTarget)), state: &state, released: &freed)
         }
+        state.carried += freed
         guard !pushes.isEmpty else {
             if !state.carried.isEmpty { mailbox.post(.wake) }
             return
@@ -424,14 +526,17 @@ final class DeliveryEngine: Sendable {
 
 /// The engine loop's own state: only its task touches it.
 private struct LoopState {
-    var scheduler: PerUserScheduler<Delivery>
+    var scheduler: Lanes
     var parked = ParkedDeliveries()
     var records = RecordBatch()
     var recordsInFlight = 0
-    var reconciledToSend: [Delivery] = []
+    var readyToSend: [Delivery] = []
+    var gates: ProviderGates
+    /// Parked or held deliveries changed: report the waiting gauge at the end of the turn.
+    var waitingChanged = false
     var finishedWithoutRecord: [Delivery] = []
     /// Releases freed while sending (a delivery that failed before it was sent): next turn.
-    var carried: [PerUserScheduler<Delivery>.Release] = []
+    var carried: [Lanes.Release] = []
     var timer: Task<Void, Never>?
     var timerDue: ContinuousClock.Instant?
     /// Terminal outcomes of this turn, counted into the metrics at its end.
@@ -439,7 +544,8 @@ private struct LoopState {
     /// The wall clock at the start of the turn (publish→sent latency).
     var now = Date()
 
-    init(lanes: Int) {
+    init(lanes: Int, circuitBreaker: CircuitBreaker.Policy) {
         scheduler = PerUserScheduler(lanes: lanes)
+        gates = ProviderGates(policy: circuitBreaker)
     }
 }

@@ -106,6 +106,18 @@ final class MessageTracker: Sendable {
         }
     }
 
+    /// Deliveries deferred until `until` (their provider's circuit breaker is open): their
+    /// messages are republished to the wait queue once settled (the latest instant wins).
+    func markDeferred(_ deliveries: [Delivery], until: ContinuousClock.Instant) {
+        state.withLock { _ in
+            for delivery in deliveries {
+                for message in delivery.waiters where message.deferredUntil.map({ $0 < until }) ?? true {
+                    message.deferredUntil = until
+                }
+            }
+        }
+    }
+
     /// Whether a live message still waits for `delivery` (or a joiner is on its way): false once
     /// every message that wanted it belonged to a lost connection. The broker has requeued
     /// those, perhaps to another process, so sending it now could send twice or out of order.

@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// Deliveries waiting for their retry, by due time (a binary min-heap; ties in insertion
 /// order). Not thread-safe: the engine loop's own.
 struct ParkedDeliveries {
@@ -11,12 +13,16 @@ struct ParkedDeliveries {
 
     private var heap: [Entry] = []
     private var sequence: UInt64 = 0
+    /// Parked deliveries per platform (the waiting gauge).
+    private var perPlatform: [Platform: Int] = [:]
 
     var count: Int { heap.count }
+    func count(_ platform: Platform) -> Int { perPlatform[platform] ?? 0 }
     var earliest: ContinuousClock.Instant? { heap.first?.due }
 
     mutating func insert(_ delivery: Delivery, due: ContinuousClock.Instant) {
         sequence += 1
+        perPlatform[delivery.recipient.subscription.platform, default: 0] += 1
         heap.append(Entry(due: due, sequence: sequence, delivery: delivery))
         var child = heap.count - 1
         while child > 0 {
@@ -47,7 +53,23 @@ struct ParkedDeliveries {
         return all
     }
 
+    /// Removes and returns the deliveries that match, earliest first.
+    mutating func removeAll(where matches: (Delivery) -> Bool) -> [Delivery] {
+        guard heap.contains(where: { matches($0.delivery) }) else { return [] }
+        let removed = heap.filter { matches($0.delivery) }.sorted { $0.precedes($1) }.map(\.delivery)
+        let kept = heap.filter { !matches($0.delivery) }
+        heap.removeAll()
+        perPlatform.removeAll()
+        for entry in kept.sorted(by: { $0.precedes($1) }) {
+            // Re-inserted in order: a sorted array is a valid heap.
+            heap.append(entry)
+            perPlatform[entry.delivery.recipient.subscription.platform, default: 0] += 1
+        }
+        return removed
+    }
+
     private mutating func removeFirst() {
+        perPlatform[heap[0].delivery.recipient.subscription.platform, default: 1] -= 1
         let last = heap.removeLast()
         guard !heap.isEmpty else { return }
         heap[0] = last

@@ -27,8 +27,14 @@ struct RecordBatch: Sendable {
         return taken
     }
 
-    /// The deliveries whose row is their last (their outcome is terminal).
-    var terminalDeliveries: [Delivery] {
-        zip(deliveries, rows).compactMap { $0.1.state.isTerminal ? $0.0 : nil }
+    /// The deliveries whose row is their last in this process: terminal, or deferred.
+    var settledDeliveries: [Delivery] {
+        zip(deliveries, rows).compactMap { $0.1.state.settlesDelivery ? $0.0 : nil }
     }
+}
+
+extension DeliveryState {
+    /// Whether a row in this state ends the delivery's life in this process (its message may
+    /// then be settled): terminal, or deferred to the wait queue.
+    var settlesDelivery: Bool { self != .pending }
 }

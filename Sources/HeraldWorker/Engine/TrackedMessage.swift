@@ -6,6 +6,8 @@ import HeraldAMQP
 /// only under the ``MessageTracker``'s lock.
 final class TrackedMessage: @unchecked Sendable {
     let delivery: AMQPDelivery
+    /// The queue it was consumed from (its deferred copy returns there).
+    let queue: String
     let connection: AMQPConnection
     /// The connection session it arrived on.
     let session: UInt64
@@ -20,9 +22,14 @@ final class TrackedMessage: @unchecked Sendable {
     /// Its connection was lost: the broker requeued it; never acknowledge it here.
     var forgotten = false
     var settled = false
+    /// Some of its deliveries were deferred (their provider's circuit breaker was open): settled,
+    /// it is republished to its queue's wait queue, to come back at this instant, before it is
+    /// acknowledged. Read once settled (the lock's release orders it).
+    var deferredUntil: ContinuousClock.Instant?
 
-    init(delivery: AMQPDelivery, connection: AMQPConnection, session: UInt64, slice: PartitionSlice? = nil) {
+    init(delivery: AMQPDelivery, queue: String, connection: AMQPConnection, session: UInt64, slice: PartitionSlice? = nil) {
         self.delivery = delivery
+        self.queue = queue
         self.connection = connection
         self.session = session
         self.slice = slice

@@ -5,6 +5,7 @@ public enum LogKey {
     public static let userId = "herald.user_id"
     public static let deviceId = "herald.device_id"
     public static let platform = "herald.platform"
+    public static let app = "herald.app"
     public static let token = "herald.token"
     public static let deliveryKey = "herald.delivery_key"
     public static let messageKey = "herald.message_key"

@@ -13,7 +13,10 @@ import Synchronization
 /// `herald_messages_no_recipients_total`, `herald_deliveries_total{outcome}` (sent, token_dead,
 /// failed, skipped, abandoned), `herald_delivery_retries_total`, `herald_deliveries_in_flight`,
 /// `herald_messages_in_flight`, `herald_publish_to_sent_seconds` (timer),
-/// `herald_connections_total`.
+/// `herald_connections_total`; for provider outages `herald_circuit_state{provider,app}` (0
+/// closed, 1 open, 2 half-open), `herald_deliveries_waiting{provider}` (parked for a retry or
+/// held for a probe, in this process), `herald_deliveries_deferred_total{provider}` and
+/// `herald_messages_republished_total` (copies sent to the wait queue).
 final class WorkerMetrics: Sendable {
     private let consumedCount = Atomic<Int>(0)
     private let ackedCount = Atomic<Int>(0)
@@ -30,6 +33,11 @@ final class WorkerMetrics: Sendable {
     private let connectionCount = Atomic<Int>(0)
     private let ingestedCount = Atomic<Int>(0)
     private let copiesCount = Atomic<Int>(0)
+    private let deferredCount = Atomic<Int>(0)
+    private let republishedCount = Atomic<Int>(0)
+    private let republishedMetric = Counter(label: "herald_messages_republished_total")
+    private let deferredMetrics = Platform.allCases.map { Counter(label: "herald_deliveries_deferred_total", dimensions: [("provider", $0.provider)]) }
+    private let waitingMetrics = Platform.allCases.map { Gauge(label: "herald_deliveries_waiting", dimensions: [("provider", $0.provider)]) }
     let latency = LatencyHistogram()
 
     private let consumedMetric = Counter(label: "herald_messages_consumed_total")
@@ -71,6 +79,24 @@ final class WorkerMetrics: Sendable {
 
     /// A partition copy made by an ingest with another `worker.partitions` than this process.
     func partitionCountMismatch() { countMismatchMetric.increment() }
+
+    func deferred(_ platform: Platform, _ n: Int = 1) {
+        deferredCount.add(n, ordering: .relaxed)
+        deferredMetrics[Platform.allCases.firstIndex(of: platform)!].increment(by: Int64(n))
+    }
+
+    func republished(_ n: Int) {
+        republishedCount.add(n, ordering: .relaxed)
+        republishedMetric.increment(by: Int64(n))
+    }
+
+    func waiting(_ platform: Platform, _ n: Int) {
+        waitingMetrics[Platform.allCases.firstIndex(of: platform)!].record(n)
+    }
+
+    func circuit(provider platform: Platform, app: String?, state: CircuitBreaker.State) {
+        Gauge(label: "herald_circuit_state", dimensions: [("provider", platform.provider), ("app", app ?? "default")]).record(state.gaugeValue)
+    }
 
     func connected() { connectionCount.add(1, ordering: .relaxed); connectionMetric.increment() }
 
@@ -149,6 +175,8 @@ final class WorkerMetrics: Sendable {
         s.connections = connectionCount.load(ordering: .relaxed)
         s.ingested = ingestedCount.load(ordering: .relaxed)
         s.partitionCopies = copiesCount.load(ordering: .relaxed)
+        s.deferred = deferredCount.load(ordering: .relaxed)
+        s.republished = republishedCount.load(ordering: .relaxed)
         s.messagesInFlight = messagesInFlight
         s.deliveriesInFlight = deliveriesInFlight
         s.latencySamples = latency.count

@@ -34,6 +34,10 @@ public struct WorkerStatistics: Sendable, Hashable, CustomStringConvertible {
     public var ingested = 0
     /// With partitions: partition copies the ingest published (confirmed).
     public var partitionCopies = 0
+    /// Deliveries deferred to the wait queue (their provider's circuit breaker was open).
+    public var deferred = 0
+    /// Messages republished to the wait queue.
+    public var republished = 0
     /// Messages received and not yet settled (the ingest's included) (acknowledged, dead-lettered or requeued).
     public var messagesInFlight = 0
     /// Deliveries started and not yet recorded.
@@ -50,6 +54,7 @@ public struct WorkerStatistics: Sendable, Hashable, CustomStringConvertible {
             + "no recipients \(noRecipients), delivered \(delivered), skipped \(skipped), token dead \(tokenDead), "
             + "failed \(failed), retries \(retries), in flight \(messagesInFlight) messages / \(deliveriesInFlight) deliveries"
         if ingested > 0 || partitionCopies > 0 { text += ", ingested \(ingested) (\(partitionCopies) partition copies)" }
+        if deferred > 0 { text += ", deferred \(deferred) (\(republished) messages to the wait queue)" }
         return text
     }
 }

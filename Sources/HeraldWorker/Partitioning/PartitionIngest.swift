@@ -159,7 +159,7 @@ final class PartitionIngest: Sendable {
                 do {
                     for try await delivery in consumer {
                         self.held.add(1, ordering: .relaxed)
-                        inbox.put(TrackedMessage(delivery: delivery, connection: connection, session: session))
+                        inbox.put(TrackedMessage(delivery: delivery, queue: configuration.topology.queue, connection: connection, session: session))
                     }
                     inbox.end(error: nil)
                 } catch {

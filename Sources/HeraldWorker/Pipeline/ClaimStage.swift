@@ -12,8 +12,10 @@ import Logging
 ///    ``HeraldStore/DeliveryJournal/history(of:)``. An `AvoidDublication` message first seen
 ///    within the duplicate window is a repeat: acknowledged without delivery. Otherwise each
 ///    delivery the journal has terminal is skipped; one still in flight in this process is
-///    joined; one recorded as retrying is sent again at its position, with its attempts; the
-///    rest were never recorded (perhaps sent just before a crash): they are sent again with the
+///    joined; one recorded as retrying is sent again at its position, with its attempts (in
+///    doubt: an attempt after the row may have reached the provider); one recorded as deferred
+///    (its provider's circuit breaker was open) is sent at its position, not in doubt (no attempt
+///    followed the row); the rest were never recorded (perhaps sent just before a crash): they are sent again with the
 ///    same collapse id, in doubt, at positions reserved now.
 /// 3. Fan-out: each message is attached to its deliveries and sealed (``MessageTracker``);
 ///    messages with nothing left are acknowledged; the new deliveries go to the engine.
@@ -130,14 +132,14 @@ struct ClaimStage: Sendable {
                     case .join(let key):
                         skipped += 1  // in flight here for another copy
                         attachments.append(.join(key))
-                    case .resend(let position, let attempts, let hasPendingRow):
-                        attachments.append(.start(delivery(context, planned, entry.offset, position, attempts, hasPendingRow)))
+                    case .resend(let position, let attempts, let inDoubt):
+                        attachments.append(.start(delivery(context, planned, entry.offset, position, attempts, hasPendingRow: true, inDoubt: inDoubt)))
                     case .reserved(let slot):
                         guard let position = reserved[slot] else {
                             skipped += 1
                             continue
                         }
-                        attachments.append(.start(delivery(context, planned, entry.offset, position, 0, false)))
+                        attachments.append(.start(delivery(context, planned, entry.offset, position, 0, hasPendingRow: false, inDoubt: true)))
                     }
                 }
                 fanOut.append((planned.message, attachments))
@@ -156,10 +158,12 @@ struct ClaimStage: Sendable {
         if tracker.settle(planned.message) { acknowledger.ack(planned.message) }
     }
 
-    private func delivery(_ context: MessageContext, _ planned: PlannedMessage, _ offset: Int, _ position: Int64, _ attempts: Int, _ hasPendingRow: Bool) -> Delivery {
+    private func delivery(
+        _ context: MessageContext, _ planned: PlannedMessage, _ offset: Int, _ position: Int64, _ attempts: Int, hasPendingRow: Bool, inDoubt: Bool
+    ) -> Delivery {
         Delivery(
             context: context, recipient: planned.recipients[offset], rendered: planned.rendered[offset],
-            deviceRef: planned.recipients[offset].subscription.deviceRef ?? -1, position: position, inDoubt: true, attempts: attempts,
+            deviceRef: planned.recipients[offset].subscription.deviceRef ?? -1, position: position, inDoubt: inDoubt, attempts: attempts,
             hasPendingRow: hasPendingRow
         )
     }
@@ -173,8 +177,8 @@ private struct KnownDeliveries {
             case skip
             /// In flight in this process (pinned).
             case join(JoinKey)
-            /// Retrying in the journal: resend at its position.
-            case resend(position: Int64, attempts: Int, hasPendingRow: Bool)
+            /// Retrying or deferred in the journal: resend at its position.
+            case resend(position: Int64, attempts: Int, inDoubt: Bool)
             /// Never recorded: resend at the position reserved in slot `n` of ``needingPositions``.
             case reserved(Int)
         }
@@ -201,7 +205,7 @@ private struct KnownDeliveries {
             if tracker.pinIfInFlight(key) {
                 list.append(Entry(offset: offset, kind: .join(key)))
             } else if let found {
-                list.append(Entry(offset: offset, kind: .resend(position: found.position, attempts: found.attempts, hasPendingRow: true)))
+                list.append(Entry(offset: offset, kind: .resend(position: found.position, attempts: found.attempts, inDoubt: found.state != .deferred)))
             } else {
                 list.append(Entry(offset: offset, kind: .reserved(needingPositions.count)))
                 needingPositions.append((deviceRef, index))

@@ -146,7 +146,7 @@ struct MessagePlanner: Sendable {
             }
             let delivery = candidate.message.delivery
             let dropsRepeats = IncomingMessage.avoidsDuplication(delivery) && !delivery.redelivered
-                && delivery.properties.headers[DeadLetterHeaders.replayed] == nil
+                && delivery.properties.headers[DeadLetterHeaders.replayed] == nil && delivery.properties.headers[DeferredCopy.countHeader] == nil
             planned.append(PlannedMessage(
                 message: candidate.message, event: event, metadata: candidate.metadata,
                 key: MessageKey(text: candidate.messageKey, partitionSuffix: candidate.message.slice?.journalSuffix ?? ""),

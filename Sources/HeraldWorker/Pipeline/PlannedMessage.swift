@@ -9,8 +9,9 @@ final class PlannedMessage: Sendable {
     let event: Event
     let metadata: EventMetadata
     let key: MessageKey
-    /// `AvoidDublication` asked for, and the message is neither a redelivery nor a replayed
-    /// dead letter (for those the journal, not the key, decides).
+    /// `AvoidDublication` asked for, and the message is neither a redelivery, nor a replayed
+    /// dead letter, nor a copy back from the wait queue (for those the journal, not the key,
+    /// decides).
     let dropsRepeats: Bool
     let publishedAt: Date?
     /// The recipients, and the text rendered for each (same order).

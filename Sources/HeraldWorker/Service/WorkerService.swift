@@ -108,10 +108,11 @@ public final class WorkerService: Service, Sendable {
         let engine = DeliveryEngine(
             settings: DeliveryEngine.Settings(
                 lanes: configuration.lanes, policy: configuration.retryPolicy, builder: configuration.payloadBuilder,
-                recordBatchSize: configuration.recordBatchSize, recordConcurrency: configuration.recordConcurrency
+                recordBatchSize: configuration.recordBatchSize, recordConcurrency: configuration.recordConcurrency,
+                circuitBreaker: configuration.circuitBreaker
             ),
             sender: sender, journal: store.journal, tracker: tracker, deadTokens: DeadTokenRegistry(capacity: configuration.deadTokenMemory),
-            acknowledger: acknowledger, metrics: metrics, retry: retry, stop: stopSignal, logger: logger
+            acknowledger: acknowledger, deferredCopy: DeferredCopy(queueType: configuration.topology.queueType, metrics: metrics, logger: logger), metrics: metrics, retry: retry, stop: stopSignal, logger: logger
         )
         let pipeline = Pipeline(
             planner: MessagePlanner(
@@ -180,7 +181,8 @@ public final class WorkerService: Service, Sendable {
                                 logger.warning("Broker object exists with other settings; using it as it is", metadata: [LogKey.error: "\(warning)"])
                             }
                         }
-                        consumers = [Source(consumer: try await connection.consume(queue: configuration.topology.queue, prefetch: configuration.prefetch), partition: nil)]
+                        let queue = configuration.topology.queue
+                        consumers = [Source(consumer: try await connection.consume(queue: queue, prefetch: configuration.prefetch), queue: queue, partition: nil)]
                     }
                 } catch {
                     await connection.close()
@@ -224,6 +226,7 @@ public final class WorkerService: Service, Sendable {
     /// A consumer and, for a partition queue, its partition.
     private struct Source: Sendable {
         let consumer: AMQPConsumer
+        let queue: String
         let partition: Int?
     }
 
@@ -255,10 +258,12 @@ public final class WorkerService: Service, Sendable {
                 taken.append(partition)
                 continue
             }
-            sources.append(Source(consumer: try await connection.consume(queue: layout.queueName(partition), prefetch: configuration.prefetch), partition: partition))
+            let queue = layout.queueName(partition)
+            sources.append(Source(consumer: try await connection.consume(queue: queue, prefetch: configuration.prefetch), queue: queue, partition: partition))
         }
         for partition in taken {
-            sources.append(Source(consumer: try await connection.consume(queue: layout.queueName(partition), prefetch: configuration.prefetch), partition: partition))
+            let queue = layout.queueName(partition)
+            sources.append(Source(consumer: try await connection.consume(queue: queue, prefetch: configuration.prefetch), queue: queue, partition: partition))
         }
         logger.info("Consuming partitions", metadata: [
             "herald.partitions_claimed": "\(sources.count - taken.count)", "herald.partitions_standing_by": "\(taken.count)",
@@ -286,7 +291,7 @@ public final class WorkerService: Service, Sendable {
                                 slice = PartitionSlice.of(delivery, queuePartition: partition, layout: layout)
                                 if let slice, slice.count != layout.count { self.reportCountMismatch(slice, layout: layout) }
                             }
-                            let message = TrackedMessage(delivery: delivery, connection: connection, session: session, slice: slice)
+                            let message = TrackedMessage(delivery: delivery, queue: source.queue, connection: connection, session: session, slice: slice)
                             tracker.register(message)
                             inbox.put(message)
                         }

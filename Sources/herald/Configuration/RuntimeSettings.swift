@@ -90,6 +90,14 @@ enum RuntimeSettings {
         configuration.payloadBuilder = PayloadBuilder(profile: try settings.choice(.workerPayloadProfile, default: PayloadProfile.legacy))
         configuration.broadcastAudienceTTL = try settings.duration(.workerBroadcastCache, default: .seconds(2))
         configuration.partitions = try settings.int(.workerPartitions, default: 0, range: 0...PartitionLayout.maximumCount)
+        let failures = try settings.int(.workerCircuitFailures, default: 10, range: 0...1_000_000)
+        if failures == 0 {
+            configuration.circuitBreaker = .disabled
+        } else {
+            configuration.circuitBreaker.minimumFailures = failures
+            configuration.circuitBreaker.initialOpen = try settings.duration(.workerCircuitOpen, default: .seconds(5))
+            configuration.circuitBreaker.maximumOpen = try settings.duration(.workerCircuitMaxOpen, default: .seconds(60))
+        }
         return configuration
     }
 }

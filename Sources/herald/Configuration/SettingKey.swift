@@ -49,6 +49,9 @@ extension SettingKey {
     static let workerPayloadProfile = SettingKey("worker", "payload_profile", help: "Payload shapes: legacy (seed 000) or modern (default legacy).")
     static let workerPartitions = SettingKey("worker", "partitions", help: "Partition queues that keep each user's order across worker processes; 0 = off (default 0). Every process of an installation must use the same value.")
     static let workerBroadcastCache = SettingKey("worker", "broadcast_cache", help: "How long the device list of a broadcast is reused (default 2s; 0 reads it every time).")
+    static let workerCircuitFailures = SettingKey("worker", "circuit_failures", help: "Provider faults (5xx, no connection, timeouts) within 10s, at least half of the answers, that open a provider's circuit breaker: its deliveries then wait in the broker (default 10; 0 = never open).")
+    static let workerCircuitOpen = SettingKey("worker", "circuit_open", help: "How long an open circuit breaker waits before it probes the provider (default 5s; doubles after each failed probe).")
+    static let workerCircuitMaxOpen = SettingKey("worker", "circuit_max_open", help: "Longest wait between two probes of a failing provider (default 60s).")
     static let workerMetricsListen = SettingKey("worker", "metrics_listen", help: "host:port where herald worker serves /metrics, /healthz and /readyz (default: none).")
 
     // MARK: templates
@@ -106,6 +109,7 @@ extension SettingKey {
         .databaseURL, .databasePoolSize,
         .workerThreads, .workerSender, .workerLogSenderFile, .workerShutdownTimeout, .workerDedupeRetention,
         .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache, .workerMetricsListen, .workerPartitions,
+        .workerCircuitFailures, .workerCircuitOpen, .workerCircuitMaxOpen,
         .templatesDefaultCulture,
         .apnsKeyPath, .apnsKeyID, .apnsTeamID, .apnsTopic, .apnsEnvironment, .apnsURL, .apnsCertPath,
         .apnsCertKeyPath, .apnsCertPassword, .apnsCAPath,

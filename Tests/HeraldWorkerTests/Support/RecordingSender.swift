@@ -39,6 +39,8 @@ final class RecordingSender: PushSender {
         var attempts: [String: Int] = [:]
         var scripts: [String: Script] = [:]
         var closedSources: Set<String> = []
+        /// Platforms whose provider answers 503 to everything (its fault).
+        var down: Set<Platform> = []
     }
 
     /// This sender as seen by one worker of several (`name`): ``close(source:)`` makes that
@@ -71,6 +73,13 @@ final class RecordingSender: PushSender {
         state.withLock { $0.scripts[token] = script }
     }
 
+    /// The provider of `platform` fails every request (a 5xx: its fault), or answers again.
+    func setDown(_ platform: Platform, _ down: Bool) {
+        state.withLock { state in
+            if down { state.down.insert(platform) } else { state.down.remove(platform) }
+        }
+    }
+
     var sent: [Sent] { state.withLock { $0.sent } }
     var count: Int { state.withLock { $0.sent.count } }
 
@@ -92,6 +101,7 @@ final class RecordingSender: PushSender {
             if let source, state.closedSources.contains(source) { return .retryAfter(nil, reason: "the process is gone") }
             let token = delivery.target.token
             state.attempts[token, default: 0] += 1
+            if state.down.contains(delivery.platform) { return .retryAfter(nil, reason: "ServiceUnavailable", providerFault: true) }
             switch state.scripts[token] {
             case .tokenDead:
                 return .tokenDead(reason: "Unregistered")

@@ -66,6 +66,7 @@ struct WorkerFixture: Sendable {
     private func tearDown() async {
         _ = try? await amqp.deleteQueue(topology.queue)
         _ = try? await amqp.deleteQueue(topology.deadLetterQueue)
+        _ = try? await amqp.deleteQueue(topology.queue + ".wait")
         try? await amqp.deleteExchange(topology.exchange)
         try? await amqp.deleteExchange(topology.deadLetterExchange)
         await amqp.close()

@@ -1,0 +1,86 @@
+import Foundation
+import HeraldAMQP
+import HeraldCore
+import HeraldStore
+import HeraldTesting
+import HeraldWorker
+import Testing
+
+/// Issue 11 §2: one provider's outage opens its circuit breaker; its deliveries wait in the
+/// broker (the wait queue), not in memory, and the other provider's deliveries are not held.
+@Suite("Provider outage", .timeLimit(.minutes(2)))
+struct ProviderOutageTests {
+    /// The case tried from outside: 4 lanes, APNs failing every request, one event for each of
+    /// 30 users who have an iPhone and an Android phone. Every Android push goes out at once,
+    /// every message is acknowledged (the iPhone deliveries wait in the wait queue), and once
+    /// APNs answers again every iPhone push goes out exactly once, at the position it was
+    /// given when its message first came.
+    @Test func anAPNsOutageHoldsNeitherTheAndroidPushesNorTheMessages() async throws {
+        try await WorkerFixture.with { fixture in
+            let users = (0..<30).map { "user-\($0)" }
+            try await fixture.store.devices.importDevices(
+                users.enumerated().flatMap { n, user in
+                    [
+                        TestEvents.device("iphone-\(n)", user: user, platform: .ios, token: TestEvents.apnsToken(n)),
+                        TestEvents.device("pixel-\(n)", user: user, platform: .android),
+                    ]
+                }
+            )
+            let sender = RecordingSender()
+            sender.setDown(.ios, true)
+            var configuration = fixture.configuration(lanes: 4)
+            configuration.retryPolicy = RetryPolicy(initialDelay: .milliseconds(100), maxDelay: .milliseconds(300), jitter: 0, maxAttempts: 100, maxElapsed: .seconds(600))
+            configuration.circuitBreaker = CircuitBreaker.Policy(minimumFailures: 5, initialOpen: .milliseconds(500), maximumOpen: .seconds(1))
+
+            try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
+                let started = ContinuousClock.now
+                try await fixture.publish(users.enumerated().map { TestEvents.xml(users: [$0.element], sequence: $0.offset + 1) })
+                try await waitUntil("every Android push", timeout: .seconds(10)) { sender.sent.filter { $0.platform == .android }.count == 30 }
+                let androidDone = ContinuousClock.now - started
+                #expect(androidDone < .seconds(5), "Android pushes took \(androidDone) during the APNs outage")
+                #expect(sender.sent.allSatisfy { $0.platform == .android })
+                // Nothing stays in memory: every message is settled (the iPhone deliveries'
+                // copies wait in the broker).
+                try await waitUntil("every message acknowledged", timeout: .seconds(10)) { worker.statistics.acked >= 30 }
+                #expect(worker.statistics.deferred >= 30 - configuration.circuitBreaker.minimumFailures)
+                #expect(worker.statistics.republished >= 1)
+
+                sender.setDown(.ios, false)
+                try await waitUntil("every iPhone push", timeout: .seconds(30)) { sender.sent.filter { $0.platform == .ios }.count >= 30 }
+                try await fixture.waitUntilSettled(worker, queues: [fixture.topology.queue, fixture.topology.queue + ".wait"])
+            }
+            let iphones = sender.sent.filter { $0.platform == .ios }
+            #expect(iphones.count == 30, "each iPhone push exactly once")
+            #expect(Set(iphones.map(\.token)).count == 30)
+            // Each at the position its device had for that message: the first (positions start
+            // at 1 per device, one push each).
+            #expect(iphones.allSatisfy { $0.position == 1 })
+            for n in users.indices {
+                let rows = try await fixture.store.journal.deliveries(ofMessage: MessageKey(text: DeliveryKey.messageKey(forBody: TestEvents.xml(users: [users[n]], sequence: n + 1))))
+                #expect(rows.count == 2 && rows.allSatisfy { $0.state == .sent }, "user-\(n): \(rows.map(\.state))")
+            }
+        }
+    }
+
+    /// A deferred message that comes back is not an `AvoidDublication` repeat.
+    @Test func aDeferredCopyIsNotDroppedAsARepeat() async throws {
+        try await WorkerFixture.with { fixture in
+            try await fixture.store.devices.importDevices((0..<6).map { TestEvents.device("iphone-\($0)", user: "u\($0)", platform: .ios, token: TestEvents.apnsToken($0)) })
+            let sender = RecordingSender()
+            sender.setDown(.ios, true)
+            var configuration = fixture.configuration(lanes: 2)
+            configuration.circuitBreaker = CircuitBreaker.Policy(minimumFailures: 2, initialOpen: .milliseconds(300), maximumOpen: .milliseconds(600))
+            try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
+                for n in 0..<6 {
+                    try await fixture.publish(TestEvents.xml(users: ["u\(n)"], sequence: n + 1), headers: ["AvoidDublication": .bool(true)])
+                }
+                try await waitUntil("deferred", timeout: .seconds(10)) { worker.statistics.republished >= 1 }
+                sender.setDown(.ios, false)
+                try await waitUntil("every push", timeout: .seconds(20)) { sender.count == 6 }
+                try await fixture.waitUntilSettled(worker, queues: [fixture.topology.queue, fixture.topology.queue + ".wait"])
+                #expect(worker.statistics.duplicatesDropped == 0)
+            }
+            #expect(Set(sender.sent.map(\.token)).count == 6)
+        }
+    }
+}
