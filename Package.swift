@@ -73,7 +73,10 @@ let package = Package(
         // Wrappers over the C libraries.
         .target(
             name: "HeraldAMQP",
-            dependencies: ["CRabbitMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CRabbitMQ", .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -82,6 +85,7 @@ let package = Package(
                 "CLibPQ", .product(name: "Logging", package: "swift-log"),
                 // Migration checksums (SHA-256).
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict
         ),

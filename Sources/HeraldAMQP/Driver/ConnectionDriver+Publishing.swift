@@ -1,4 +1,5 @@
 internal import CRabbitMQ
+import DequeModule
 import Foundation
 
 /// Publishing with confirms: the outbox, the window, and the confirm-mode channel.
@@ -15,7 +16,9 @@ extension ConnectionDriver {
         } catch {
             if fatal == nil {
                 // The broker refused the channel or confirm mode: nothing queued can go out.
-                for item in outbox.removeAll() { item.sink.complete(error) }
+                let failed = outbox
+                outbox.removeAll()
+                for item in failed { item.sink.complete(error) }
             }
             return 0
         }

@@ -1,3 +1,4 @@
+import DequeModule
 internal import CRabbitMQ
 import Foundation
 import Glibc
@@ -44,7 +45,7 @@ final class ConnectionDriver {
     /// The negotiated frame size limit.
     var frameMax = 131_072
 
-    var outbox = FIFO<OutboundPublish>()
+    var outbox = Deque<OutboundPublish>()
     var confirms = PublishTracker()
     /// The broker sent `connection.blocked` (resource alarm): publishing pauses until unblocked.
     var blocked = false
@@ -292,7 +293,8 @@ final class ConnectionDriver {
         )
         var unconfirmed = confirms
         confirms = PublishTracker()
-        let unsent = outbox.removeAll()
+        let unsent = Array(outbox)
+        outbox.removeAll()
         if let connection {
             let reply = amqp_connection_close(connection, AMQP_REPLY_SUCCESS)
             if case .ok = RabbitCall.classify(reply, call: "amqp_connection_close") {
@@ -318,7 +320,9 @@ final class ConnectionDriver {
         core.markClosed(error)
         for channel in consumerChannels.values { channel.consumer?.finish(throwing: error) }
         confirms.failAll(error)
-        for item in outbox.removeAll() { item.sink.complete(error) }
+        let failed = outbox
+        outbox.removeAll()
+        for item in failed { item.sink.complete(error) }
     }
 
     /// Frees the librabbitmq connection (and its socket); safe to call more than once.

@@ -1,3 +1,5 @@
+import DequeModule
+
 /// The unsettled delivery tags of one channel, in delivery order, and the ack coalescing built on
 /// them.
 ///
@@ -9,10 +11,9 @@
 ///
 /// Thread rule: owned by the connection thread.
 struct DeliveryLedger {
-    /// Tags in delivery order; entries before `head`, and entries no longer in `unsettled`, are
-    /// dead and skipped.
-    private var order: [UInt64] = []
-    private var head = 0
+    /// Tags in delivery order; entries no longer in `unsettled` are dead and skipped (the front
+    /// is kept live by ``compact()``).
+    private var order = Deque<UInt64>()
     private var unsettled: Set<UInt64> = []
 
     var isEmpty: Bool { unsettled.isEmpty }
@@ -41,10 +42,9 @@ struct DeliveryLedger {
     @discardableResult
     mutating func settle(through tag: UInt64) -> Int {
         var settled = 0
-        var index = head
-        while index < order.count, order[index] <= tag {
-            if unsettled.remove(order[index]) != nil { settled += 1 }
-            index += 1
+        for outstanding in order {
+            guard outstanding <= tag else { break }
+            if unsettled.remove(outstanding) != nil { settled += 1 }
         }
         compact()
         return settled
@@ -56,16 +56,11 @@ struct DeliveryLedger {
     mutating func takeAckPrefix(from acks: inout Set<UInt64>) -> (last: UInt64, count: Int)? {
         var last: UInt64?
         var count = 0
-        var index = head
-        while index < order.count {
-            let tag = order[index]
-            if unsettled.contains(tag) {
-                guard acks.remove(tag) != nil else { break }
-                unsettled.remove(tag)
-                last = tag
-                count += 1
-            }
-            index += 1
+        for tag in order where unsettled.contains(tag) {
+            guard acks.remove(tag) != nil else { break }
+            unsettled.remove(tag)
+            last = tag
+            count += 1
         }
         compact()
         return last.map { ($0, count) }
@@ -74,18 +69,10 @@ struct DeliveryLedger {
     /// Forgets everything (the channel closed: the broker requeued what was outstanding).
     mutating func removeAll() {
         order.removeAll()
-        head = 0
         unsettled.removeAll()
     }
 
     private mutating func compact() {
-        while head < order.count, !unsettled.contains(order[head]) { head += 1 }
-        if head == order.count {
-            order.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head > 4_096, head * 2 > order.count {
-            order.removeFirst(head)
-            head = 0
-        }
+        while let first = order.first, !unsettled.contains(first) { order.removeFirst() }
     }
 }

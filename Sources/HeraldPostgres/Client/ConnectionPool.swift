@@ -1,3 +1,4 @@
+import DequeModule
 import Logging
 import Synchronization
 
@@ -15,22 +16,14 @@ final class ConnectionPool: Sendable {
         var all: [PostgresConnection] = []
         /// Connections created or being created (never more than the pool size).
         var created = 0
-        var waiters: [(id: UInt64, continuation: Waiter)] = []
-        var waiterHead = 0
+        var waiters = Deque<(id: UInt64, continuation: Waiter)>()
         var nextWaiterID: UInt64 = 0
         var closed = false
         var lent = 0
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
 
         mutating func popWaiter() -> Waiter? {
-            guard waiterHead < waiters.count else { return nil }
-            let waiter = waiters[waiterHead].continuation
-            waiterHead += 1
-            if waiterHead > 64, waiterHead * 2 > waiters.count {
-                waiters.removeFirst(waiterHead)
-                waiterHead = 0
-            }
-            return waiter
+            waiters.popFirst()?.continuation
         }
     }
 
@@ -53,7 +46,7 @@ final class ConnectionPool: Sendable {
     }
 
     /// How many callers are waiting for a connection (for tests and metrics).
-    var waiterCount: Int { state.withLock { $0.waiters.count - $0.waiterHead } }
+    var waiterCount: Int { state.withLock { $0.waiters.count } }
 
     /// A connection for the caller's exclusive use until ``release(_:)``.
     func acquire() async throws(PostgresError) -> PostgresConnection {
@@ -115,7 +108,7 @@ final class ConnectionPool: Sendable {
             }
         } onCancel: {
             let waiter: Waiter? = state.withLock { state in
-                guard let index = state.waiters[state.waiterHead...].firstIndex(where: { $0.id == id }) else { return nil }
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
                 return state.waiters.remove(at: index).continuation
             }
             waiter?.resume(returning: .failure(PostgresError(code: .cancelled, message: "cancelled while waiting for a connection")))
@@ -156,9 +149,8 @@ final class ConnectionPool: Sendable {
     func close() async {
         let (waiters, mustWait) = state.withLock { state in
             state.closed = true
-            let waiters = state.waiters[state.waiterHead...].map(\.continuation)
+            let waiters = state.waiters.map(\.continuation)
             state.waiters.removeAll()
-            state.waiterHead = 0
             return (waiters, state.lent > 0)
         }
         for waiter in waiters {
