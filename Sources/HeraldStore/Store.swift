@@ -155,7 +155,7 @@ public final class Store: Sendable {
                     if max(expired.deliveries, expired.messages) < slice { break }
                 }
             } catch {
-                logger.warning("Retention maintenance failed; trying again later", metadata: ["error": "\(error)"])
+                logger.warning("Retention maintenance failed; trying again later", metadata: [LogKey.error: "\(error)"])
             }
         }
     }

@@ -87,12 +87,12 @@ public final class TokenIntrospector: Authenticator {
             response = try await transport.post(url: configuration.url, headers: headers, body: body, timeout: configuration.timeout)
         } catch {
             Counter(label: "herald_api_introspection_errors_total", dimensions: [("reason", "transport")]).increment()
-            logger.warning("Token introspection endpoint unreachable", metadata: ["error": "\(error)"])
+            logger.warning("Token introspection endpoint unreachable", metadata: [LogKey.error: "\(error)"])
             throw APIError(.authUnavailable, "the token introspection endpoint is unavailable", retryAfterSeconds: 5, underlying: error)
         }
         guard response.status == 200, let answer = try? JSONDecoder().decode(Answer.self, from: Data(response.body)) else {
             Counter(label: "herald_api_introspection_errors_total", dimensions: [("reason", "status_\(response.status)")]).increment()
-            logger.warning("Token introspection endpoint answered badly", metadata: ["status": "\(response.status)"])
+            logger.warning("Token introspection endpoint answered badly", metadata: [LogKey.status: "\(response.status)"])
             throw APIError(.authUnavailable, "the token introspection endpoint answered with an error", retryAfterSeconds: 5)
         }
         return answer

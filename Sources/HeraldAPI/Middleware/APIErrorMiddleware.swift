@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldStore
 import Hummingbird
 import Logging
@@ -42,11 +43,11 @@ struct APIErrorMiddleware: RouterMiddleware {
 
     private func log(_ error: APIError, _ context: APIRequestContext) {
         if error.code.status == .internalServerError {
-            context.logger.error("Request failed", metadata: ["herald.error": "\(error.debugDescription)"])
+            context.logger.error("Request failed", metadata: [LogKey.error: "\(error.debugDescription)"])
         } else if error.code.status.code >= 500 {
-            context.logger.warning("Request failed", metadata: ["herald.error": "\(error.debugDescription)"])
+            context.logger.warning("Request failed", metadata: [LogKey.error: "\(error.debugDescription)"])
         } else {
-            context.logger.debug("Request refused", metadata: ["herald.error": "\(error)"])
+            context.logger.debug("Request refused", metadata: [LogKey.error: "\(error)"])
         }
     }
 }

@@ -25,7 +25,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         var context = context
         let identity = try await authenticator.authenticate(bearer: token)
         context.identity = identity
-        context.logger[metadataKey: "herald.user_id"] = "\(identity.userId)"
+        context.logger[metadataKey: LogKey.userId] = "\(identity.userId)"
         if let limiter, let wait = limiter.acquire(identity.userId) {
             Counter(label: "herald_api_rate_limited_total").increment()
             let seconds = max(1, Int(wait.seconds.rounded(.up)))

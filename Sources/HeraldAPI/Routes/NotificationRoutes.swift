@@ -79,10 +79,10 @@ struct NotificationRoutes: Sendable {
                 sent += 1
             case .tokenDead(let reason):
                 _ = try? await store.devices.markTokenDead(deviceId: deviceId, app: app, token: token, reason: reason)
-                logger.info("Resend: the device token is dead", metadata: ["herald.device_id": "\(deviceId)", "reason": "\(reason)"])
+                logger.info("Resend: the device token is dead", metadata: [LogKey.deviceId: "\(deviceId)", LogKey.reason: "\(reason)"])
                 return ResendResponse(missed: missed, sent: sent, failed: pushes.count - sent, summary: summarize)
             case .retryAfter, .permanentFailure:
-                logger.info("Resend: a push was not accepted", metadata: ["herald.device_id": "\(deviceId)", "outcome": "\(outcome)"])
+                logger.info("Resend: a push was not accepted", metadata: [LogKey.deviceId: "\(deviceId)", LogKey.outcome: "\(outcome)"])
             }
         }
         return ResendResponse(missed: missed, sent: sent, failed: pushes.count - sent, summary: summarize)

@@ -206,7 +206,7 @@ public final class APNsSender: PushSender {
                         _ = try await tokenProvider.token()
                         transmit(prepared, refreshedCredential: refreshedCredential, completion: completion)
                     } catch {
-                        logger.error("cannot sign an APNs provider token", metadata: ["error": "\(error)"])
+                        logger.error("cannot sign an APNs provider token", metadata: [LogKey.error: "\(error)"])
                         completion(.retryAfter(nil, reason: "cannot sign a provider token"))
                     }
                 }
@@ -234,7 +234,7 @@ public final class APNsSender: PushSender {
                     counters.withLock { $0.credentialRetries += 1 }
                     Task { [self] in
                         if await tokenProvider.invalidate(bearer) {
-                            logger.notice("APNs refused the provider token; making a new one", metadata: ["herald.reason": "\(reason)"])
+                            logger.notice("APNs refused the provider token; making a new one", metadata: [LogKey.reason: "\(reason)"])
                         }
                         transmit(prepared, refreshedCredential: true, completion: completion)
                     }
@@ -243,7 +243,7 @@ public final class APNsSender: PushSender {
                 if reason == .invalidProviderToken {
                     logger.error(
                         "APNs refuses the provider token even after a new one was made: check apns.key_id, apns.team_id and the .p8 key",
-                        metadata: ["herald.key_id": "\(tokenProvider.key.keyID)", "herald.team_id": "\(tokenProvider.key.teamID)"]
+                        metadata: [LogKey.keyId: "\(tokenProvider.key.keyID)", LogKey.teamId: "\(tokenProvider.key.teamID)"]
                     )
                 }
             }

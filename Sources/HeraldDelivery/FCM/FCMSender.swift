@@ -169,7 +169,7 @@ public final class FCMSender: PushSender {
                 counters.withLock { $0.credentialRetries += 1 }
                 Task { [self] in
                     if await project.tokens.invalidate(accessToken) {
-                        logger.notice("FCM refused the access token; fetching a new one", metadata: ["herald.project": "\(project.tokens.account.projectID)"])
+                        logger.notice("FCM refused the access token; fetching a new one", metadata: [LogKey.project: "\(project.tokens.account.projectID)"])
                     }
                     transmit(request, to: project, refreshedCredential: true, completion: completion)
                 }

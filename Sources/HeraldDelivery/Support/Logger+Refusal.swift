@@ -6,8 +6,8 @@ extension Logger {
     /// about it; this is the provider-level detail).
     func debugRefusal(_ message: Logger.Message, delivery: PushDelivery, outcome: DeliveryOutcome) {
         debug(message, metadata: [
-            "herald.delivery_key": "\(delivery.deliveryKey)", "herald.token": "\(TokenRedaction.short(delivery.target.token))",
-            "herald.outcome": "\(outcome)",
+            LogKey.deliveryKey: "\(delivery.deliveryKey)", LogKey.token: "\(LogKey.shortToken(delivery.target.token))",
+            LogKey.outcome: "\(outcome)",
         ])
     }
 }

@@ -129,7 +129,7 @@ public actor FCMAccessTokenProvider {
             let description = object?["error_description"] as? String
             logger.error(
                 "OAuth2 token exchange refused",
-                metadata: ["herald.project": "\(account.projectID)", "status": "\(response.status.code)", "error": "\(code)"]
+                metadata: [LogKey.project: "\(account.projectID)", LogKey.status: "\(response.status.code)", LogKey.error: "\(code)"]
             )
             throw FCMAccessTokenError(.refused, tokenURI: account.tokenURI, status: response.status.code, detail: [code, description].compactMap { $0 }.joined(separator: ": "))
         }

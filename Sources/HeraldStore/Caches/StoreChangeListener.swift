@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldPostgres
 import Logging
 import Metrics
@@ -73,7 +74,7 @@ public final class StoreChangeListener: Sendable {
         case .disconnected(let error):
             connected.withLock { $0.devices = false }
             subscriptions.setLive(false)
-            logger.warning("Device change listener disconnected; the subscription cache is bypassed", metadata: ["error": "\(error)"])
+            logger.warning("Device change listener disconnected; the subscription cache is bypassed", metadata: [LogKey.error: "\(error)"])
         case .notification(let notification):
             if notification.payload == StoreChannel.everyone {
                 subscriptions.invalidateAll()
@@ -91,7 +92,7 @@ public final class StoreChangeListener: Sendable {
             requestReload.yield()
         case .disconnected(let error):
             connected.withLock { $0.templates = false }
-            logger.warning("Template change listener disconnected; serving the cached templates", metadata: ["error": "\(error)"])
+            logger.warning("Template change listener disconnected; serving the cached templates", metadata: [LogKey.error: "\(error)"])
         case .notification:
             requestReload.yield()
         }
@@ -106,7 +107,7 @@ public final class StoreChangeListener: Sendable {
                 try await templates.reload()
                 return
             } catch {
-                logger.warning("Template reload failed; retrying", metadata: ["error": "\(error)", "herald.retry_in": "\(delay)"])
+                logger.warning("Template reload failed; retrying", metadata: [LogKey.error: "\(error)", LogKey.retryIn: "\(delay)"])
             }
             do { try await Task.sleep(for: delay) } catch { return }
             delay = min(delay * 2, .seconds(5))

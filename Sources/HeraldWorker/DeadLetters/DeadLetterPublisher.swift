@@ -1,3 +1,4 @@
+import HeraldCore
 import Foundation
 import HeraldAMQP
 import HeraldStore

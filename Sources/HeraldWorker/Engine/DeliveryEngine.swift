@@ -151,7 +151,7 @@ final class DeliveryEngine: Sendable {
                 // Another copy recorded it meanwhile: nothing to write, only to finish.
                 complete(delivery, state: &state, released: &released)
                 metrics.skipped()
-                logger.debug("In-doubt delivery found recorded", metadata: metadata(delivery, ["herald.state": "\(recordedState)"]))
+                logger.debug("In-doubt delivery found recorded", metadata: metadata(delivery, [LogKey.state: "\(recordedState)"]))
                 state.finishedWithoutRecord.append(delivery)
             }
         case .recorded(let batch, let durable):

@@ -39,6 +39,7 @@ final class PartitionIngest: Sendable {
     private let layout: PartitionLayout
     private let store: Store
     private let deadLetters: DeadLetterPublisher
+    private let acknowledger: Acknowledger
     private let metrics: WorkerMetrics
     private let retry: StoreRetry
     private let stop: StopSignal
@@ -47,9 +48,10 @@ final class PartitionIngest: Sendable {
     private let held = Atomic<Int>(0)
 
     init(
-        configuration: WorkerConfiguration, layout: PartitionLayout, store: Store, deadLetters: DeadLetterPublisher, metrics: WorkerMetrics,
-        retry: StoreRetry, stop: StopSignal, logger: Logger
+        configuration: WorkerConfiguration, layout: PartitionLayout, store: Store, deadLetters: DeadLetterPublisher, acknowledger: Acknowledger,
+        metrics: WorkerMetrics, retry: StoreRetry, stop: StopSignal, logger: Logger
     ) {
+        self.acknowledger = acknowledger
         self.configuration = configuration
         self.layout = layout
         self.store = store
@@ -67,84 +69,68 @@ final class PartitionIngest: Sendable {
 
     /// Connects, takes the ingest when it is free, ingests, reconnects; until stopping.
     func run() async {
-        var backoff = Backoff(initial: configuration.reconnectInitialDelay, maximum: configuration.reconnectMaxDelay)
         var standingBy = false
         var sessions: UInt64 = 0
-        while !stop.isStopping {
-            let connection: AMQPConnection
-            do {
-                connection = try await AMQPConnection.connect(configuration.amqp, logger: logger)
-                if configuration.declareTopology {
-                    do {
-                        try await PartitionTopology.declare(layout, on: connection, logger: logger)
-                    } catch {
-                        await connection.close()
-                        throw error
-                    }
-                }
-            } catch {
-                let delay = backoff.next()
-                logger.warning("Ingest cannot reach the broker; retrying", metadata: [
-                    LogKey.error: "\(error)", LogKey.retryIn: "\(delay)", "herald.amqp": "\(configuration.amqp.redactedURL)",
-                ])
-                _ = await stop.sleep(for: delay)
-                continue
-            }
-            backoff.reset()
-            var lost: (any Error)?
-            var refusedForCount = false
-            while !stop.isStopping {
-                // A partition queue beyond ours means a process with a larger K copied (or
-                // copies) there: ingesting with our K would split users between two layouts.
-                let beyond = layout.queueName(layout.count)
-                do {
-                    _ = try await connection.queueState(beyond)
-                    if !refusedForCount {
-                        refusedForCount = true
-                        logger.error("Not ingesting: a partition queue beyond this worker's worker.partitions exists; every worker must use the same (delete the extra partition queues once empty)", metadata: [
-                            LogKey.queue: "\(beyond)", "herald.partitions": "\(layout.count)",
-                        ])
-                    }
-                    _ = await stop.sleep(for: configuration.ingestRetryInterval * Double.random(in: 0.8...1.2))
-                    continue
-                } catch where error.code == .notFound {
-                    refusedForCount = false
-                } catch {
-                    lost = error
-                    break
-                }
-                let consumer: AMQPConsumer
-                do {
-                    consumer = try await connection.consume(queue: layout.topology.queue, prefetch: configuration.prefetch, exclusive: true)
-                } catch where error.code == .accessRefused || error.code == .resourceLocked {
-                    if !standingBy {
-                        standingBy = true
-                        logger.info("Another worker holds the ingest; standing by", metadata: [
-                            LogKey.queue: "\(layout.topology.queue)", "herald.retry_every": "\(configuration.ingestRetryInterval)",
-                        ])
-                    }
-                    _ = await stop.sleep(for: configuration.ingestRetryInterval * Double.random(in: 0.8...1.2))
-                    continue
-                } catch {
-                    lost = error
-                    break
-                }
-                standingBy = false
-                logger.info("Holding the ingest", metadata: [LogKey.queue: "\(layout.topology.queue)", "herald.partitions": "\(layout.count)"])
-                holding.store(true, ordering: .relaxed)
-                sessions += 1
-                lost = await ingest(consumer, connection: connection, session: sessions)
-                holding.store(false, ordering: .relaxed)
-                break
-            }
-            await connection.close()
-            held.store(0, ordering: .relaxed)
-            if let lost {
-                let delay = backoff.next()
-                logger.warning("Ingest lost its broker connection; reconnecting", metadata: [LogKey.error: "\(lost)", LogKey.retryIn: "\(delay)"])
-                _ = await stop.sleep(for: delay)
-            }
+        let broker = BrokerSessions(
+            amqp: configuration.amqp, initialDelay: configuration.reconnectInitialDelay, maxDelay: configuration.reconnectMaxDelay, stop: stop,
+            logger: logger
+        )
+        await broker.run(role: "Ingest") { connection in
+            if configuration.declareTopology { try await PartitionTopology.declare(layout, on: connection, logger: logger) }
+        } session: { connection, _ in
+            defer { held.store(0, ordering: .relaxed) }
+            return await takeAndIngest(on: connection, standingBy: &standingBy, sessions: &sessions)
         }
+    }
+
+    /// Waits until the ingest is free (no process holds the main queue's exclusive consumer, no
+    /// partition queue beyond ours exists), then ingests. Returns the error when the connection
+    /// was lost, nil when stopping.
+    private func takeAndIngest(on connection: AMQPConnection, standingBy: inout Bool, sessions: inout UInt64) async -> (any Error)? {
+        var refusedForCount = false
+        while !stop.isStopping {
+            // A partition queue beyond ours means a process with a larger K copied (or
+            // copies) there: ingesting with our K would split users between two layouts.
+            let beyond = layout.queueName(layout.count)
+            do {
+                _ = try await connection.queueState(beyond)
+                if !refusedForCount {
+                    refusedForCount = true
+                    logger.error("Not ingesting: a partition queue beyond this worker's worker.partitions exists; every worker must use the same (delete the extra partition queues once empty)", metadata: [
+                        LogKey.queue: "\(beyond)", LogKey.partitions: "\(layout.count)",
+                    ])
+                }
+                _ = await stop.sleep(for: configuration.ingestRetryInterval * Double.random(in: 0.8...1.2))
+                continue
+            } catch where error.code == .notFound {
+                refusedForCount = false
+            } catch {
+                return error
+            }
+            let consumer: AMQPConsumer
+            do {
+                consumer = try await connection.consume(queue: layout.topology.queue, prefetch: configuration.prefetch, exclusive: true)
+            } catch where error.code == .accessRefused || error.code == .resourceLocked {
+                if !standingBy {
+                    standingBy = true
+                    logger.info("Another worker holds the ingest; standing by", metadata: [
+                        LogKey.queue: "\(layout.topology.queue)", LogKey.retryEvery: "\(configuration.ingestRetryInterval)",
+                    ])
+                }
+                _ = await stop.sleep(for: configuration.ingestRetryInterval * Double.random(in: 0.8...1.2))
+                continue
+            } catch {
+                return error
+            }
+            standingBy = false
+            logger.info("Holding the ingest", metadata: [LogKey.queue: "\(layout.topology.queue)", LogKey.partitions: "\(layout.count)"])
+            holding.store(true, ordering: .relaxed)
+            sessions += 1
+            let lost = await ingest(consumer, connection: connection, session: sessions)
+            holding.store(false, ordering: .relaxed)
+            return lost
+        }
+        return nil
     }
 
     /// Ingests from `consumer` until the connection is lost (returns the error) or the worker
@@ -193,15 +179,12 @@ final class PartitionIngest: Sendable {
         for item in chunk {
             let delivery = item.delivery
             let messageKey = IncomingMessage.messageKey(delivery)
-            let event: Event
-            do {
-                event = try configuration.decoder.decode(delivery.body, contentType: delivery.properties.contentType).event
-            } catch {
-                await deadLetter(item, .undecodable, error.description, eventId: nil, messageKey: messageKey)
-                continue
-            }
-            guard let metadata = catalog.metadata(forEventId: event.id) else {
-                await deadLetter(item, .unknownEvent, "no template defines event id \(event.id.prefix(128))", eventId: event.id, messageKey: messageKey)
+            let event: Event, metadata: EventMetadata
+            switch EventAdmission.admit(delivery, decoder: configuration.decoder, catalog: catalog) {
+            case .admitted(let admitted, let found):
+                (event, metadata) = (admitted, found)
+            case .refused(let code, let reason, let eventId):
+                await deadLetter(item, code, reason, eventId: eventId, messageKey: messageKey)
                 continue
             }
             do {
@@ -253,14 +236,9 @@ final class PartitionIngest: Sendable {
         let unconfirmed = Set(pending.map { owners[$0] })
         var copiesOf = [Int](repeating: 0, count: originals.count)
         for owner in owners { copiesOf[owner] += 1 }
-        for (index, original) in originals.enumerated() where !unconfirmed.contains(index) {
-            do {
-                try connection.ack(original.delivery)
-                metrics.ingested(copies: copiesOf[index])
-                held.subtract(1, ordering: .relaxed)
-            } catch {
-                logger.debug("Ingest acknowledgement not sent; the message comes again", metadata: [LogKey.error: "\(error)"])
-            }
+        for (index, original) in originals.enumerated() where !unconfirmed.contains(index) && acknowledger.ack(original, counted: false) {
+            metrics.ingested(copies: copiesOf[index])
+            held.subtract(1, ordering: .relaxed)
         }
         return nil
     }
@@ -278,12 +256,6 @@ final class PartitionIngest: Sendable {
 
     private func deadLetter(_ message: TrackedMessage, _ code: DeadLetterCode, _ reason: String, eventId: String?, messageKey: String) async {
         guard await deadLetters.deadLetter(message, code: code, reason: reason, eventId: eventId, messageKey: messageKey) else { return }
-        do {
-            try message.connection.ack(message.delivery)
-            metrics.acked()
-            held.subtract(1, ordering: .relaxed)
-        } catch {
-            logger.debug("Ingest acknowledgement not sent; the message comes again", metadata: [LogKey.error: "\(error)"])
-        }
+        if acknowledger.ack(message) { held.subtract(1, ordering: .relaxed) }
     }
 }

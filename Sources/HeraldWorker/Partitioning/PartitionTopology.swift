@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldAMQP
 import Logging
 
@@ -14,7 +15,7 @@ enum PartitionTopology {
         for queue in layout.queues {
             if let warning = try await connection.declareQueue(queue).warning {
                 logger.error("Partition queue exists with other settings (another worker.partitions count?); using it as it is", metadata: [
-                    LogKey.queue: "\(queue.name)", "herald.partitions": "\(layout.count)", LogKey.error: "\(warning)",
+                    LogKey.queue: "\(queue.name)", LogKey.partitions: "\(layout.count)", LogKey.error: "\(warning)",
                 ])
             }
         }

@@ -57,20 +57,13 @@ struct MessagePlanner: Sendable {
         var candidates: [Candidate] = []
         candidates.reserveCapacity(chunk.count)
         for message in chunk {
-            let delivery = message.delivery
-            let messageKey = IncomingMessage.messageKey(delivery)
-            let event: Event
-            do {
-                event = try configuration.decoder.decode(delivery.body, contentType: delivery.properties.contentType).event
-            } catch {
-                await deadLetter(message, .undecodable, error.description, eventId: nil, messageKey: messageKey)
-                continue
+            let messageKey = IncomingMessage.messageKey(message.delivery)
+            switch EventAdmission.admit(message.delivery, decoder: configuration.decoder, catalog: catalog) {
+            case .admitted(let event, let metadata):
+                candidates.append(Candidate(message: message, event: event, metadata: metadata, messageKey: messageKey))
+            case .refused(let code, let reason, let eventId):
+                await deadLetter(message, code, reason, eventId: eventId, messageKey: messageKey)
             }
-            guard let metadata = catalog.metadata(forEventId: event.id) else {
-                await deadLetter(message, .unknownEvent, "no template defines event id \(event.id.prefix(128))", eventId: event.id, messageKey: messageKey)
-                continue
-            }
-            candidates.append(Candidate(message: message, event: event, metadata: metadata, messageKey: messageKey))
         }
         guard !candidates.isEmpty else { return [] }
 

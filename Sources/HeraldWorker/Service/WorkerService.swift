@@ -50,6 +50,7 @@ public final class WorkerService: Service, Sendable {
     private let mismatchedCounts = Mutex<Set<Int>>([])
     private let retry: StoreRetry
     private let deadLetters: DeadLetterPublisher
+    private let acknowledger: Acknowledger
     /// With partitions: the ingest stage this process runs beside its partition consumers.
     private let ingest: PartitionIngest?
 
@@ -68,9 +69,11 @@ public final class WorkerService: Service, Sendable {
             backoffInitial: configuration.reconnectInitialDelay, backoffMax: configuration.reconnectMaxDelay
         )
         self.deadLetters = deadLetters
+        let acknowledger = Acknowledger(metrics: metrics, logger: logger)
+        self.acknowledger = acknowledger
         self.ingest = configuration.partitionLayout.map { [stopSignal, metrics, retry] layout in
             PartitionIngest(
-                configuration: configuration, layout: layout, store: store, deadLetters: deadLetters,
+                configuration: configuration, layout: layout, store: store, deadLetters: deadLetters, acknowledger: acknowledger,
                 metrics: metrics, retry: retry, stop: stopSignal, logger: logger
             )
         }
@@ -104,7 +107,6 @@ public final class WorkerService: Service, Sendable {
     /// logged.
     public func run() async throws {
         store.start()
-        let acknowledger = Acknowledger(metrics: metrics, logger: logger)
         let engine = DeliveryEngine(
             settings: DeliveryEngine.Settings(
                 lanes: configuration.lanes, policy: configuration.retryPolicy, builder: configuration.payloadBuilder,
@@ -137,7 +139,7 @@ public final class WorkerService: Service, Sendable {
                     await connectionLoop(pipeline)
                     if tracker.deliveryCount > 0 {
                         logger.notice("Stopping with deliveries not done; their messages will be delivered again", metadata: [
-                            LogKey.count: "\(tracker.deliveryCount)", "herald.running": "\(engine.running)",
+                            LogKey.count: "\(tracker.deliveryCount)", LogKey.running: "\(engine.running)",
                         ])
                     }
                     stopSignal.abort()
@@ -152,7 +154,7 @@ public final class WorkerService: Service, Sendable {
         }
         await sender.shutdown()
         let final = statistics
-        logger.info("Worker stopped", metadata: ["herald.statistics": "\(final)"])
+        logger.info("Worker stopped", metadata: [LogKey.statistics: "\(final)"])
     }
 
     /// The stages a consumed chunk goes through.
@@ -166,41 +168,17 @@ public final class WorkerService: Service, Sendable {
 
     /// Connects, consumes and reconnects until stopping; returns after the last connection closed.
     private func connectionLoop(_ pipeline: Pipeline) async {
-        var backoff = Backoff(initial: configuration.reconnectInitialDelay, maximum: configuration.reconnectMaxDelay)
-        while !stopSignal.isStopping {
-            let connection: AMQPConnection
-            let consumers: [Source]
-            do {
-                connection = try await AMQPConnection.connect(configuration.amqp, logger: logger)
-                do {
-                    if let layout = configuration.partitionLayout {
-                        consumers = try await consumePartitions(layout, on: connection)
-                    } else {
-                        if configuration.declareTopology {
-                            for warning in try await connection.declare(configuration.topology) {
-                                logger.warning("Broker object exists with other settings; using it as it is", metadata: [LogKey.error: "\(warning)"])
-                            }
-                        }
-                        let queue = configuration.topology.queue
-                        consumers = [Source(consumer: try await connection.consume(queue: queue, prefetch: configuration.prefetch), queue: queue, partition: nil)]
-                    }
-                } catch {
-                    await connection.close()
-                    throw error
-                }
-            } catch {
-                let delay = backoff.next()
-                logger.warning("Cannot consume from the broker; retrying", metadata: [
-                    LogKey.error: "\(error)", LogKey.retryIn: "\(delay)", "herald.amqp": "\(configuration.amqp.redactedURL)",
-                ])
-                _ = await stopSignal.sleep(for: delay)
-                continue
-            }
-            backoff.reset()
+        let broker = BrokerSessions(
+            amqp: configuration.amqp, initialDelay: configuration.reconnectInitialDelay, maxDelay: configuration.reconnectMaxDelay,
+            stop: stopSignal, logger: logger
+        )
+        await broker.run(role: "Worker") { connection in
+            try await consumers(on: connection)
+        } session: { connection, consumers in
             metrics.connected()
             logger.info("Consuming", metadata: [
-                LogKey.queue: "\(configuration.topology.queue)", "herald.prefetch": "\(configuration.prefetch)", "herald.lanes": "\(configuration.lanes)",
-                "herald.partitions": "\(configuration.partitions)",
+                LogKey.queue: "\(configuration.topology.queue)", LogKey.prefetch: "\(configuration.prefetch)", LogKey.lanes: "\(configuration.lanes)",
+                LogKey.partitions: "\(configuration.partitions)",
             ])
             let id = session.add(1, ordering: .relaxed).newValue
             consuming.store(true, ordering: .relaxed)
@@ -214,13 +192,25 @@ public final class WorkerService: Service, Sendable {
             // lane stay tracked: after a reconnect, the redelivered message joins them; when
             // stopping, they are given up.
             await waitForRunningDeliveries(pipeline.engine, until: deadline)
-            if let lost {
+            if lost != nil {
                 let requeued = tracker.forgetSession(id)
                 metrics.requeued(requeued)
-                logger.warning("Broker connection lost; reconnecting", metadata: [LogKey.error: "\(lost)", "herald.requeued": "\(requeued)"])
+                if requeued > 0 { logger.info("Messages of the lost connection go back to their queue", metadata: [LogKey.count: "\(requeued)"]) }
             }
-            await connection.close()
+            return lost
         }
+    }
+
+    /// Declares (when declaring) and consumes the work queue, or the partition queues.
+    private func consumers(on connection: AMQPConnection) async throws(AMQPError) -> [Source] {
+        if let layout = configuration.partitionLayout { return try await consumePartitions(layout, on: connection) }
+        if configuration.declareTopology {
+            for warning in try await connection.declare(configuration.topology) {
+                logger.warning("Broker object exists with other settings; using it as it is", metadata: [LogKey.error: "\(warning)"])
+            }
+        }
+        let queue = configuration.topology.queue
+        return [Source(consumer: try await connection.consume(queue: queue, prefetch: configuration.prefetch), queue: queue, partition: nil)]
     }
 
     /// A consumer and, for a partition queue, its partition.
@@ -266,7 +256,7 @@ public final class WorkerService: Service, Sendable {
             sources.append(Source(consumer: try await connection.consume(queue: queue, prefetch: configuration.prefetch), queue: queue, partition: partition))
         }
         logger.info("Consuming partitions", metadata: [
-            "herald.partitions_claimed": "\(sources.count - taken.count)", "herald.partitions_standing_by": "\(taken.count)",
+            LogKey.partitionsClaimed: "\(sources.count - taken.count)", LogKey.partitionsStandingBy: "\(taken.count)",
         ])
         return sources
     }
@@ -343,7 +333,7 @@ public final class WorkerService: Service, Sendable {
         metrics.partitionCountMismatch()
         guard mismatchedCounts.withLock({ $0.insert(slice.count).inserted }) else { return }
         logger.error("A partition copy was made with another worker.partitions than this worker's; every worker must use the same", metadata: [
-            "herald.partitions": "\(layout.count)", "herald.copy_partitions": "\(slice.count)", LogKey.queue: "\(layout.topology.queue)",
+            LogKey.partitions: "\(layout.count)", LogKey.copyPartitions: "\(slice.count)", LogKey.queue: "\(layout.topology.queue)",
         ])
     }
 

@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldStore
 import Logging
 
@@ -24,7 +25,7 @@ struct StoreRetry: Sendable {
                 return try await body()
             } catch {
                 let delay = backoff.next()
-                let metadata: Logger.Metadata = [LogKey.error: "\(error)", LogKey.retryIn: "\(delay)", "herald.operation": "\(operation)"]
+                let metadata: Logger.Metadata = [LogKey.error: "\(error)", LogKey.retryIn: "\(delay)", LogKey.operation: "\(operation)"]
                 if error.isTransient {
                     logger.warning("Store call failed; retrying", metadata: metadata)
                 } else {

@@ -1,3 +1,4 @@
+import HeraldCore
 import ArgumentParser
 import Foundation
 import HeraldAPI
@@ -71,7 +72,7 @@ struct APICommand: AsyncParsableCommand {
         do {
             try await store.checkHealth()
         } catch {
-            logger.warning("The database is not ready; /readyz will say so", metadata: ["error": "\(error)"])
+            logger.warning("The database is not ready; /readyz will say so", metadata: [LogKey.error: "\(error)"])
         }
         store.start()
         do {

@@ -1,3 +1,4 @@
+import HeraldCore
 import ArgumentParser
 import Foundation
 import HeraldStore

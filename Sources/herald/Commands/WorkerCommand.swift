@@ -1,3 +1,4 @@
+import HeraldCore
 import ArgumentParser
 import Foundation
 import HeraldAPI
@@ -59,7 +60,7 @@ struct WorkerCommand: AsyncParsableCommand {
             services.append(.init(service: APIServer.makeOperationsApplication(
                 host: endpoint.host, port: endpoint.port, store: store, readinessChecks: ["worker": WorkerNotConsuming.check(worker)],
                 metrics: PrometheusMetrics.render, logger: logger,
-                onServerRunning: { port in logger.info("Serving /metrics, /healthz and /readyz", metadata: ["herald.listen": "\(endpoint.host):\(port)"]) }
+                onServerRunning: { port in logger.info("Serving /metrics, /healthz and /readyz", metadata: [LogKey.listen: "\(endpoint.host):\(port)"]) }
             )))
         }
         try await runGroup(services, worker: worker, store: store, logger: logger, name: "herald worker")
@@ -76,7 +77,7 @@ struct WorkerCommand: AsyncParsableCommand {
         do {
             try await ServiceGroup(configuration: group).run()
         } catch {
-            logger.error("\(name) stopped with an error", metadata: ["herald.error": "\(error)"])
+            logger.error("\(name) stopped with an error", metadata: [LogKey.error: "\(error)"])
             await store.close()
             throw ExitCode(1)
         }

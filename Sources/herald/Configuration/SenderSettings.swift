@@ -1,3 +1,4 @@
+import HeraldCore
 import Foundation
 import HeraldDelivery
 import HeraldHTTP
@@ -66,7 +67,7 @@ enum SenderSettings {
                 } catch {
                     throw configurationError(error, settings: settings, provider: "APNs")
                 }
-                logger.info("APNs sender ready", metadata: ["herald.url": "\(apns.effectiveBaseURL)", "herald.apps": "\(apns.apps.map(\.topic).joined(separator: ","))"])
+                logger.info("APNs sender ready", metadata: [LogKey.url: "\(apns.effectiveBaseURL)", LogKey.apps: "\(apns.apps.map(\.topic).joined(separator: ","))"])
             }
             var androidSender: FCMSender?
             if let fcm {
@@ -76,7 +77,7 @@ enum SenderSettings {
                     // The APNs sender built above stops its connections when it is dropped.
                     throw configurationError(error, settings: settings, provider: "FCM")
                 }
-                logger.info("FCM sender ready", metadata: ["herald.url": "\(fcm.effectiveBaseURL)"])
+                logger.info("FCM sender ready", metadata: [LogKey.url: "\(fcm.effectiveBaseURL)"])
             }
             return RoutingSender(ios: iosSender, android: androidSender)
         }
