@@ -1,3 +1,5 @@
+import Foundation
+
 extension AMQPConfiguration {
     /// Parses an AMQP URL: `amqp[s]://[user[:password]@]host[:port][/vhost][?query]`.
     ///
@@ -145,32 +147,10 @@ extension AMQPConfiguration {
         // librabbitmq takes C strings: a NUL would silently cut the value short.
         guard !text.utf8.contains(0) else { throw invalid("the \(part) contains a NUL character") }
         guard text.contains("%") else { return String(text) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                throw invalid("bad percent-escape in the \(part)")
-            }
-            bytes.append(high << 4 | low)
+        guard let decoded = String(text).removingPercentEncoding else {
+            throw invalid("bad percent-escape in the \(part), or not UTF-8 once decoded")
         }
-        guard let decoded = String(validating: bytes, as: UTF8.self) else {
-            throw invalid("the \(part) is not UTF-8 after percent-decoding")
-        }
-        guard !bytes.contains(0) else { throw invalid("the \(part) contains a NUL character (%00)") }
+        guard !decoded.utf8.contains(0) else { throw invalid("the \(part) contains a NUL character (%00)") }
         return decoded
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How to reach a RabbitMQ broker and how the connection behaves.
 ///
 /// Build it from a URL (``init(url:)``: `amqp://user:pass@host:port/vhost`, `amqps://…` for TLS)
@@ -90,19 +92,14 @@ public struct AMQPConfiguration: Sendable, Hashable, CustomStringConvertible {
         return Int32(clamping: min(max(seconds, 0), 65_535))
     }
 
+    /// Percent-encodes a URL component (user, virtual host): everything but RFC 3986's
+    /// unreserved characters, with Foundation's codec.
     static func percentEncode(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = String(byte, radix: 16, uppercase: true)
-                out += "%" + (hex.count == 1 ? "0" + hex : hex)
-            }
-        }
-        return out
+        text.addingPercentEncoding(withAllowedCharacters: .urlUnreserved) ?? text
     }
+}
+
+extension CharacterSet {
+    /// RFC 3986's unreserved characters.
+    static let urlUnreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }

@@ -188,7 +188,7 @@ public final class APNsSender: PushSender {
         fields[.contentType] = "application/json"
         // Unreserved ASCII kept, the rest escaped: a malformed token reaches Apple (which answers
         // BadDeviceToken) instead of changing the request.
-        let url = baseURL + "/3/device/" + PercentEncoding.escape(delivery.target.token)
+        let url = baseURL + "/3/device/" + delivery.target.token.percentEncodedComponent
         return .ready(Prepared(request: HTTPClientRequest(method: .post, url: url, headerFields: fields, body: delivery.payload.body), route: route))
     }
 

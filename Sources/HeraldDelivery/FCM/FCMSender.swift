@@ -66,7 +66,7 @@ public final class FCMSender: PushSender {
         var projects: [String: Project] = [:]
         for (alias, account) in accounts {
             let tokens = FCMAccessTokenProvider(account: account, client: client, clock: clock, refreshMargin: configuration.tokenRefreshMargin, logger: logger)
-            let url = baseURL + "/v1/projects/" + PercentEncoding.escape(account.projectID) + "/messages:send"
+            let url = baseURL + "/v1/projects/" + account.projectID.percentEncodedComponent + "/messages:send"
             projects[alias] = Project(tokens: tokens, url: url)
         }
         self.projects = projects

@@ -111,7 +111,7 @@ public actor FCMAccessTokenProvider {
         if let kid = account.privateKeyID { header.kid = kid }
         let assertion = try await keys.sign(claims, kid: account.privateKeyID.map { JWKIdentifier(string: $0) }, header: header)
 
-        let body = "grant_type=" + PercentEncoding.escape("urn:ietf:params:oauth:grant-type:jwt-bearer") + "&assertion=" + PercentEncoding.escape(assertion)
+        let body = "grant_type=" + "urn:ietf:params:oauth:grant-type:jwt-bearer".percentEncodedComponent + "&assertion=" + assertion.percentEncodedComponent
         let request = HTTPClientRequest(
             method: .post, url: account.tokenURI,
             headerFields: [.contentType: "application/x-www-form-urlencoded", .accept: "application/json"],

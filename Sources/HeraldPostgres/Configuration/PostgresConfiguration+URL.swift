@@ -1,3 +1,5 @@
+import Foundation
+
 extension PostgresConfiguration {
     /// Parses `postgres://user:password@host:port/database?key=value&…` (or `postgresql://`).
     ///
@@ -119,35 +121,14 @@ extension PostgresConfiguration {
         return port
     }
 
-    /// Percent-decodes one URL component; rejects bad escapes, invalid UTF-8 and NUL.
+    /// Percent-decodes one URL component (Foundation's codec); rejects bad escapes, invalid UTF-8
+    /// and NUL.
     static func decodeComponent(_ text: Substring, what: String) throws(PostgresError) -> String {
         func fail(_ message: String) -> PostgresError {
             PostgresError(code: .invalidConfiguration, message: "invalid PostgreSQL URL: \(what): \(message)")
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "%") {
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                    throw fail("bad percent escape")
-                }
-                bytes.append(high << 4 | low)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        guard !bytes.contains(0) else { throw fail("NUL is not allowed") }
-        guard let decoded = String(validating: bytes, as: UTF8.self) else { throw fail("not valid UTF-8") }
+        guard let decoded = String(text).removingPercentEncoding else { throw fail("bad percent escape, or not valid UTF-8 once decoded") }
+        guard !decoded.utf8.contains(0) else { throw fail("NUL is not allowed") }
         return decoded
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where and how to reach PostgreSQL, and how the pool behaves.
 ///
 /// Why a value type: the `herald` executable builds one from its configuration file or
@@ -137,21 +139,14 @@ public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible
         return parameters
     }
 
+    /// Percent-encodes a URL component: everything but RFC 3986's unreserved characters, with
+    /// Foundation's codec.
     static func percentEncode(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".utf8)
-                out += "%"
-                out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
-                out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
-            }
-        }
-        return out
+        text.addingPercentEncoding(withAllowedCharacters: .urlUnreserved) ?? text
     }
+}
+
+extension CharacterSet {
+    /// RFC 3986's unreserved characters.
+    static let urlUnreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }
