@@ -7,7 +7,7 @@ import HeraldTesting
 import HeraldWorker
 import Testing
 
-/// Kill -9 of the worker in the middle of 2,000 messages, then a restart: every delivery
+/// Kill -9 of the worker in the middle of 4,000 messages, then a restart: every delivery
 /// reaches the sender at least once and none twice (the real `herald worker` binary, with the
 /// log sender writing to a file).
 @Suite("Crash", .timeLimit(.minutes(3)))
@@ -15,7 +15,7 @@ struct CrashTests {
     @Test func killNineMidRunThenRestartDeliversEveryKeyExactlyOnce() async throws {
         try await WorkerFixture.with { fixture in
             let users = 100
-            let messages = 2_000
+            let messages = 4_000
             try await fixture.store.devices.importDevices((0..<users).map { TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android) })
             try await fixture.publish((0..<messages).map { TestEvents.xml(users: ["u\($0 % users)"], parameters: ["\($0)"], sequence: $0) })
             let file = WorkerProcessEnvironment.outputDirectory.appendingPathComponent("crash-\(UUID().uuidString).jsonl")

@@ -12,8 +12,10 @@ import Logging
 /// to the worker is not missed). Producers should be stopped first, or the queue may never stay
 /// empty.
 ///
-/// With partitions (``WorkerConfiguration/partitions`` > 0) the depth is the sum of the main
-/// queue and every partition queue, and the drain's worker takes the ingest and the partitions
+/// The depth counts the wait queues too (`<queue>.wait`: deliveries deferred while their
+/// provider fails), so a drain is not complete while a provider's circuit breaker holds messages
+/// back. With partitions (``WorkerConfiguration/partitions`` > 0) the depth is the sum of the main
+/// queue and every partition queue (and their wait queues), and the drain's worker takes the ingest and the partitions
 /// only where no other process holds them. If other workers still run, it may own none of them
 /// and then only watches: a passive declare counts *ready* messages, not those another process
 /// holds unacknowledged, so stop the other workers first for a drain that proves everything was
@@ -48,6 +50,15 @@ public enum QueueDrain {
                     }
                     var total = 0
                     for queue in queues { total += Int(try await monitor!.queueState(queue).messageCount) }
+                    // Messages waiting for a failing provider (circuit breaker) are not delivered
+                    // yet either; a wait queue exists only once something was deferred.
+                    for queue in queues.map(DeferredCopy.waitQueue) {
+                        do {
+                            total += Int(try await monitor!.queueState(queue).messageCount)
+                        } catch where error.code == .notFound {
+                            continue
+                        }
+                    }
                     depth = total
                 } catch {
                     logger.debug("Queue depth unknown", metadata: [LogKey.error: "\(error)"])

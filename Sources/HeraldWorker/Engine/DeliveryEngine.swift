@@ -188,12 +188,14 @@ final class DeliveryEngine: Sendable {
     private func handleOutcome(
         _ delivery: Delivery, _ outcome: DeliveryOutcome, state: inout LoopState, released: inout [Lanes.Release]
     ) {
-        let provider = ProviderGates.Key(delivery.recipient.pushTarget)
-        if let change = state.gates.record(outcome, for: provider, probe: delivery.isProbe, now: ContinuousClock.now) {
-            gateChanged(change, state: &state, released: &released)
+        if outcome.isProviderFault || state.gates.isWatching {
+            let provider = ProviderGates.Key(delivery.recipient)
+            if let change = state.gates.record(outcome, for: provider, probe: delivery.isProbe, now: ContinuousClock.now) {
+                gateChanged(change, state: &state, released: &released)
+            }
+            delivery.isProbe = false
         }
-        delivery.isProbe = false
-        if case .retryAfter(_, let reason, _) = outcome, state.gates.isBlocked(provider) {
+        if case .retryAfter(_, let reason, _) = outcome, state.gates.isBlocked(ProviderGates.Key(delivery.recipient)) {
             // Its provider is failing: wait in the broker, not here.
             deferDelivery(delivery, reason: reason, state: &state, released: &released)
             return
@@ -280,7 +282,7 @@ final class DeliveryEngine: Sendable {
         switch change {
         case .opened(let key, let reopensAt, let reason):
             metrics.circuit(provider: key.platform, app: key.app, state: .open(until: reopensAt))
-            let parked = state.parked.removeAll { ProviderGates.Key($0.recipient.pushTarget) == key }
+            let parked = state.parked.removeAll { ProviderGates.Key($0.recipient) == key }
             let held = state.gates.releaseHeld(key)
             logger.warning("Provider failing: circuit open, its deliveries wait in the broker", metadata: [
                 LogKey.platform: "\(key.platform)", LogKey.app: "\(key.app ?? "default")", LogKey.error: "\(reason)",
@@ -304,7 +306,7 @@ final class DeliveryEngine: Sendable {
     /// Its provider's breaker is open: a `.deferred` row keeps its position and attempts, the
     /// lane goes on, and its message will be republished to the wait queue once settled.
     private func deferDelivery(_ delivery: Delivery, reason: String, state: inout LoopState, released: inout [Lanes.Release]) {
-        let key = ProviderGates.Key(delivery.recipient.pushTarget)
+        let key = ProviderGates.Key(delivery.recipient)
         complete(delivery, state: &state, released: &released)
         tracker.markDeferred([delivery], until: state.gates.reopensAt(key) ?? ContinuousClock.now + settings.circuitBreaker.initialOpen)
         queueRecord(delivery, state: .deferred, lastError: "deferred, provider failing: \(reason)", into: &state)
@@ -417,23 +419,6 @@ final class DeliveryEngine: Sendable {
                 failures.append((delivery, .tokenDead(reason: "the provider refused this token earlier")))
                 continue
             }
-            let provider = ProviderGates.Key(target)
-            switch state.gates.verdict(provider, now: clock) {
-            case .send:
-                break
-            case .probe:
-                delivery.isProbe = true
-                metrics.circuit(provider: provider.platform, app: provider.app, state: .halfOpen(probing: true))
-            case .hold:
-                // Until the probe answers; the lane serves others meanwhile.
-                if let ticket = delivery.ticket, let freed = try? state.scheduler.park(ticket) { state.carried += freed }
-                state.gates.hold(delivery, for: provider)
-                state.waitingChanged = true
-                continue
-            case .reject:
-                deferrals.append(delivery)
-                continue
-            }
             let key = delivery.key
             if delivery.payload == nil {
                 do {
@@ -443,6 +428,27 @@ final class DeliveryEngine: Sendable {
                 } catch {
                     logger.warning("Payload cannot be built; delivery failed", metadata: metadata(delivery, [LogKey.error: "\(error)"]))
                     failures.append((delivery, .permanentFailure(reason: error.description)))
+                    continue
+                }
+            }
+            if state.gates.isWatching {
+                // A provider failed lately: its breaker decides (after the payload is built, so
+                // that a probe is always sent).
+                let provider = ProviderGates.Key(delivery.recipient)
+                switch state.gates.verdict(provider, now: clock) {
+                case .send:
+                    break
+                case .probe:
+                    delivery.isProbe = true
+                    metrics.circuit(provider: provider.platform, app: provider.app, state: .halfOpen(probing: true))
+                case .hold:
+                    // Until the probe answers; the lane serves others meanwhile.
+                    if let ticket = delivery.ticket, let freed = try? state.scheduler.park(ticket) { state.carried += freed }
+                    state.gates.hold(delivery, for: provider)
+                    state.waitingChanged = true
+                    continue
+                case .reject:
+                    deferrals.append(delivery)
                     continue
                 }
             }
@@ -458,7 +464,7 @@ final class DeliveryEngine: Sendable {
         var freed: [Lanes.Release] = []
         for (delivery, outcome) in failures { terminal(delivery, outcome, state: &state, released: &freed) }
         for delivery in deferrals {
-            deferDelivery(delivery, reason: state.gates.reason(ProviderGates.Key(delivery.recipient.pushTarget)), state: &state, released: &freed)
+            deferDelivery(delivery, reason: state.gates.reason(ProviderGates.Key(delivery.recipient)), state: &state, released: &freed)
         }
         state.carried += freed
         guard !pushes.isEmpty else {

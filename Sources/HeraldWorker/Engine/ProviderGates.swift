@@ -12,9 +12,9 @@ struct ProviderGates {
         let platform: Platform
         let app: String?
 
-        init(_ target: PushTarget) {
-            platform = target.platform
-            app = target.app
+        init(_ recipient: Recipient) {
+            platform = recipient.subscription.platform
+            app = recipient.subscription.app
         }
     }
 
@@ -35,11 +35,12 @@ struct ProviderGates {
         self.policy = policy
     }
 
-    /// Whether no breaker is open or probing (the common case: one dictionary check).
-    var allClosed: Bool { breakers.isEmpty || breakers.values.allSatisfy { $0.state == .closed } }
+    /// Whether some provider failed lately (a breaker exists): only then do deliveries and
+    /// answers need to look at the gates.
+    var isWatching: Bool { !breakers.isEmpty }
 
     mutating func verdict(_ key: Key, now: ContinuousClock.Instant) -> CircuitBreaker.Verdict {
-        guard !breakers.isEmpty, breakers[key] != nil else { return .send }
+        guard breakers[key] != nil else { return .send }
         return breakers[key]!.verdict(now: now)
     }
 
@@ -65,7 +66,7 @@ struct ProviderGates {
 
     /// Whether deliveries for `key` must not be sent (open or probing).
     func isBlocked(_ key: Key) -> Bool {
-        guard let breaker = breakers[key] else { return false }
+        guard !breakers.isEmpty, let breaker = breakers[key] else { return false }
         return breaker.state != .closed
     }
 
