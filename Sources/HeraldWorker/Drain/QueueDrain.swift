@@ -55,7 +55,7 @@ public enum QueueDrain {
                     for queue in queues.map(DeferredCopy.waitQueue) {
                         do {
                             total += Int(try await monitor!.queueState(queue).messageCount)
-                        } catch where error.code == .notFound {
+                        } catch let error as AMQPError where error.code == .notFound {
                             continue
                         }
                     }
