@@ -198,7 +198,10 @@ final class BenchRunner: Sendable {
     /// A worker configuration with queues of its own (declared by the worker).
     private func topology(_ name: String, lanes: Int) async throws -> WorkerConfiguration {
         var configuration = base
-        configuration.topology = HeraldTopology(queue: "\(base.topology.queue).\(name)", queueType: base.topology.queueType)
+        // An exchange of its own too: the phase deletes what it declared, and the default
+        // exchange (`herald`) may be another installation's on a shared broker.
+        let queue = "\(base.topology.queue).\(name)"
+        configuration.topology = HeraldTopology(exchange: queue + ".x", queue: queue, queueType: base.topology.queueType)
         configuration.lanes = lanes
         queues.add(configuration.topology.queue, configuration.topology.deadLetterQueue, exchanges: configuration.topology.exchange, configuration.topology.deadLetterExchange)
         try await amqp.declare(configuration.topology)
