@@ -12,17 +12,18 @@ struct ResendPlanner: Sendable {
     let configuration: ResendConfiguration
 
     /// The pushes for `entries` (already filtered to what the caller may see) out of `missed`
-    /// in all.
+    /// in all. With `unread` (the caller's unread count on the device), the badge of each push
+    /// sent again is set to it.
     func pushes(
         for entries: [NotificationLogEntry], missed: Int, after: Int, device: Device, token: String, userId: String,
-        catalog: TemplateCatalog?, now: Date
+        catalog: TemplateCatalog?, now: Date, unread: Int? = nil
     ) throws(APIError) -> [ResendPush] {
         guard missed > 0 else { return [] }
         if missed > configuration.summaryThreshold {
             return [try summary(missed: missed, after: after, device: device, token: token, userId: userId, catalog: catalog, now: now)]
         }
         return entries.compactMap { entry in
-            guard let payload = Self.payload(logged: entry.payload, deliveryKey: entry.deliveryKey, platform: device.platform, token: token) else {
+            guard let payload = Self.payload(logged: entry.payload, deliveryKey: entry.deliveryKey, platform: device.platform, token: token, badge: unread) else {
                 return nil
             }
             return ResendPush(
@@ -34,8 +35,9 @@ struct ResendPlanner: Sendable {
 
     /// A logged payload made sendable again; `nil` if the log holds something that is not a
     /// JSON object (never written by Herald).
-    static func payload(logged: String, deliveryKey: DeliveryKey, platform: Platform, token: String) -> PushPayload? {
-        guard let json = JSONValue(logged: logged) else { return nil }
+    static func payload(logged: String, deliveryKey: DeliveryKey, platform: Platform, token: String, badge: Int? = nil) -> PushPayload? {
+        guard var json = JSONValue(logged: logged) else { return nil }
+        if let badge { json = json.replacingBadge(with: badge) }
         switch platform {
         case .ios:
             let aps = json["aps"]

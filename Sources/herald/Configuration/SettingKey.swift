@@ -47,6 +47,7 @@ extension SettingKey {
     static let workerMaxAttempts = SettingKey("worker", "max_attempts", help: "Attempts per delivery before it is recorded as failed (default 8).")
     static let workerMaxRetryDelay = SettingKey("worker", "max_retry_delay", help: "Longest wait between two attempts (default 5m).")
     static let workerPayloadProfile = SettingKey("worker", "payload_profile", help: "Payload shapes: legacy (seed 000) or modern (default legacy).")
+    static let workerLegacyBadge = SettingKey("worker", "legacy_badge", help: "Legacy payloads carry the unread count too (aps.badge, FCM data.badge); the modern profile always does (default false).")
     static let workerPartitions = SettingKey("worker", "partitions", help: "Partition queues that keep each user's order across worker processes; 0 = off (default 0). Every process of an installation must use the same value.")
     static let workerBroadcastCache = SettingKey("worker", "broadcast_cache", help: "How long the device list of a broadcast is reused (default 2s; 0 reads it every time).")
     static let workerMetricsListen = SettingKey("worker", "metrics_listen", help: "host:port where herald worker serves /metrics, /healthz and /readyz (default: none).")
@@ -94,6 +95,7 @@ extension SettingKey {
     static let apiRateLimitBurst = SettingKey("api", "rate_limit_burst", help: "Requests a user may make at once (default 40).")
     static let apiResendSummaryThreshold = SettingKey("api", "resend_summary_threshold", help: "More missed pushes than this are replaced by one summary push on resend (default 10).")
     static let apiResendSummaryEvent = SettingKey("api", "resend_summary_event", help: "Template event id of the summary push; {0} is the count (default MissedNotifications).")
+    static let apiAdminToken = SettingKey("api", "admin_token", secret: true, help: "Bearer key of the operators' /v1/admin routes (at least 32 characters); app users' tokens never open them (default: none, the routes are off).")
     static let apiResendPayloadProfile = SettingKey("api", "resend_payload_profile", help: "Payload profile of the summary push: legacy or modern (default legacy).")
 
     // MARK: log
@@ -105,7 +107,7 @@ extension SettingKey {
         .amqpURL, .amqpQueue, .amqpExchange, .amqpRoutingKey, .amqpQueueType, .amqpPrefetch, .amqpHeartbeat,
         .databaseURL, .databasePoolSize,
         .workerThreads, .workerSender, .workerLogSenderFile, .workerShutdownTimeout, .workerDedupeRetention,
-        .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache, .workerMetricsListen, .workerPartitions,
+        .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache, .workerMetricsListen, .workerPartitions, .workerLegacyBadge,
         .templatesDefaultCulture,
         .apnsKeyPath, .apnsKeyID, .apnsTeamID, .apnsTopic, .apnsEnvironment, .apnsURL, .apnsCertPath,
         .apnsCertKeyPath, .apnsCertPassword, .apnsCAPath,
@@ -114,7 +116,7 @@ extension SettingKey {
         .apiListen, .apiJWTSecret, .apiJWTPublicKeyPath, .apiIntrospectionURL, .apiIntrospectionClientID,
         .apiIntrospectionClientSecret, .apiIntrospectionCacheTTL, .apiIntrospectionTimeout, .apiJWTLeeway, .apiJWTIssuer,
         .apiJWTAudience, .apiLegacyBasePath, .apiMaxBodyBytes, .apiRateLimitPerSecond, .apiRateLimitBurst,
-        .apiResendSummaryThreshold, .apiResendSummaryEvent, .apiResendPayloadProfile,
+        .apiResendSummaryThreshold, .apiResendSummaryEvent, .apiResendPayloadProfile, .apiAdminToken,
         .logLevel, .logFormat,
     ]
 
