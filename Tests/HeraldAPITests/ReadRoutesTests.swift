@@ -68,3 +68,48 @@ struct ReadRoutesTests {
         }
     }
 }
+
+/// `api.badge_sync`: a read on one device is a read of the same notifications on the user's
+/// other devices, which get a badge-only push.
+@Suite("/v1 badge sync across a user's devices")
+struct BadgeSyncTests {
+    @Test func aReadOnOneDeviceUpdatesTheOthersBadge() async throws {
+        try await APIFixture.with(configure: { $0.badgeSync = true }) { api in
+            let u1 = try await TestTokens.token("u1")
+            for (device, body) in [("phone", #"{"platform": "ios", "token": "\#(PushTokens.apns("phone"))", "culture": "en-US"}"#),
+                                   ("tablet", #"{"platform": "android", "token": "\#(PushTokens.fcm("tablet"))", "culture": "en-US"}"#)] {
+                #expect(try await api.client.send(.put, "/v1/devices/\(device)", token: u1, json: body).status == 201)
+            }
+            // Three messages, each to both devices (the tablet had one more before: positions differ).
+            let phone = try #require(try await api.store.devices.storeId(deviceId: "phone"))
+            let tablet = try #require(try await api.store.devices.storeId(deviceId: "tablet"))
+            try await JournalSeed.record(api.store, deviceId: "tablet", userId: "u1", messageKeys: ["older"])
+            let keys = ["m1", "m2", "m3"].map { MessageKey(text: $0) }
+            let answer = try await api.store.journal.claim(ClaimBatch(
+                messages: keys, eventIds: ["E", "E", "E"],
+                deliveries: keys.indices.flatMap { [ClaimBatch.Delivery(message: $0, deviceRef: phone, userId: "u1"), ClaimBatch.Delivery(message: $0, deviceRef: tablet, userId: "u1")] }
+            ))
+            try await api.store.journal.record(answer.positions.indices.map { index in
+                DeliveryRecord(
+                    deviceRef: index % 2 == 0 ? phone : tablet, position: answer.positions[index]!, messageId: answer.messageIds[index / 2]!, userId: "u1",
+                    state: .sent, attempts: 1, payload: Array("{}".utf8)
+                )
+            })
+            // Read m1 and m2 on the phone (positions 1–2): on the tablet they are 2–3.
+            let read = try await api.client.send(.put, "/v1/devices/phone/read", token: u1, json: #"{"position": 2}"#)
+            #expect(read.json["unread"] as? Int == 1)
+            #expect(try await api.store.devices.readState(deviceId: "tablet", userId: "u1") == ReadState(position: 3, unread: 1))
+            let pushes = api.resends.pushes
+            #expect(pushes.map(\.deviceId) == ["tablet"])
+            let push = try #require(pushes.first)
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(push.payload.body)) as? [String: Any])
+            let data = (body["message"] as? [String: Any])?["data"] as? [String: Any]
+            #expect(data?["badge"] as? String == "1")
+            #expect(data?["silent"] as? String == "1")
+
+            // Reading nothing new sends nothing.
+            _ = try await api.client.send(.put, "/v1/devices/phone/read", token: u1, json: #"{"position": 2}"#)
+            #expect(api.resends.pushes.count == 1)
+        }
+    }
+}

@@ -37,7 +37,8 @@ struct BadgeTests {
                 #expect(Self.badges(sender, device: "d1") == [1, 2, 3])
                 #expect(Self.badges(sender, device: "d2") == [1, 2, 3])
 
-                // The app read d1 up to position 2.
+                // The app read d1 up to position 2 (once the outcomes are recorded: the count is the journal's).
+                try await waitUntil("three messages acknowledged", timeout: .seconds(20)) { worker.statistics.acked == 3 }
                 let state = try await fixture.store.devices.markRead(deviceId: "d1", userId: "u1", position: 2)
                 #expect(state == ReadState(position: 2, unread: 1))
                 // Reads only move forward.
@@ -47,7 +48,7 @@ struct BadgeTests {
                 try await waitUntil("the fourth push", timeout: .seconds(20)) { sender.count == 8 }
                 #expect(Self.badges(sender, device: "d1") == [1, 2, 3, 2])
                 #expect(Self.badges(sender, device: "d2") == [1, 2, 3, 4], "a read on d1 is d1's")
-                #expect(worker.statistics.acked == 4)
+                try await waitUntil("four messages acknowledged", timeout: .seconds(20)) { worker.statistics.acked == 4 }
             }
         }
     }
@@ -58,17 +59,20 @@ struct BadgeTests {
         try await WorkerFixture.with { fixture in
             try await fixture.store.devices.importDevices([TestEvents.device("shared", user: "u2"), TestEvents.device("shared", user: "u3")])
             let sender = RecordingSender()
-            try await fixture.withWorker(sender: sender, configuration: Self.modern(fixture)) { _ in
+            try await fixture.withWorker(sender: sender, configuration: Self.modern(fixture)) { worker in
                 try await fixture.publish((1...2).map { TestEvents.xml(users: ["u2"], sequence: $0) })
                 try await waitUntil("u2's two pushes", timeout: .seconds(20)) { sender.count == 2 }
                 try await fixture.publish(TestEvents.xml(users: ["u3"], sequence: 3))
                 try await waitUntil("u3's push", timeout: .seconds(20)) { sender.count == 3 }
                 #expect(Self.badges(sender, device: "shared") == [1, 2, 3], "nobody has read anything: every push counts")
 
+                // The counts of other users' pushes are the journal's: wait until they are recorded.
+                try await waitUntil("three messages acknowledged", timeout: .seconds(20)) { worker.statistics.acked == 3 }
                 _ = try await fixture.store.devices.markRead(deviceId: "shared", userId: "u2", position: 2)
                 _ = try await fixture.store.devices.markRead(deviceId: "shared", userId: "u3", position: 0)
                 try await fixture.publish(TestEvents.xml(users: ["u2"], sequence: 4))
                 try await waitUntil("u2's third push", timeout: .seconds(20)) { sender.count == 4 }
+                try await waitUntil("four messages acknowledged", timeout: .seconds(20)) { worker.statistics.acked == 4 }
                 try await fixture.publish(TestEvents.xml(users: ["u3"], sequence: 5))
                 try await waitUntil("u3's second push", timeout: .seconds(20)) { sender.count == 5 }
                 // Position 4 (u2): u2 read up to 2, position 3 is u3's → 1 unread.

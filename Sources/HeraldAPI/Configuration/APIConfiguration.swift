@@ -21,6 +21,10 @@ public struct APIConfiguration: Sendable {
     public var resend: ResendConfiguration
     /// The operators' routes (`/v1/admin/…`); `nil`: not served (404).
     public var admin: AdminConfiguration?
+    /// When the app reports a read on one device, the same notifications count as read on the
+    /// user's other devices, which get a badge-only push with their new unread count (through
+    /// the resend handler; `api.badge_sync`). Off by default.
+    public var badgeSync = false
 
     public init(authentication: AuthenticationConfiguration) {
         self.host = "127.0.0.1"

@@ -73,6 +73,36 @@ struct ResendPlanner: Sendable {
         return ResendPush(deviceId: device.deviceId, userId: userId, eventId: event.id, position: 0, target: target, payload: payload)
     }
 
+    /// A badge-only push for another device of the user whose reads moved (`api.badge_sync`):
+    /// APNs `{"aps":{"badge":N}}` (an alert push without alert or sound: only the icon
+    /// changes), FCM a data-only message `{"badge":"N","silent":"1"}`.
+    static func badgePush(_ read: PropagatedRead, userId: String) -> ResendPush {
+        let key = DeliveryKey(messageKey: "herald.badge:\(read.state.position)", deviceId: read.deviceId, userId: userId, app: read.app == DeviceRepository.defaultApp ? nil : read.app)
+        let payload: PushPayload
+        switch read.platform {
+        case .ios:
+            payload = PushPayload(
+                platform: .ios, profile: .modern, json: .object(["aps": .object(["badge": .int(read.state.unread)])]),
+                apns: APNsRequestOptions(pushType: .alert, priority: 5, expiration: nil, collapseId: key.rawValue), deliveryKey: key, wasShortened: false
+            )
+        case .android:
+            payload = PushPayload(
+                platform: .android, profile: .modern,
+                json: .object(["message": .object([
+                    "token": .string(read.token),
+                    "data": .object(["badge": .string(String(read.state.unread)), "silent": .string("1")]),
+                    "android": .object(["priority": .string("NORMAL")]),
+                ])]),
+                apns: nil, deliveryKey: key, wasShortened: false
+            )
+        }
+        return ResendPush(
+            deviceId: read.deviceId, userId: userId, eventId: "herald.badge", position: 0,
+            target: PushTarget(platform: read.platform, token: read.token, userId: userId, app: read.app == DeviceRepository.defaultApp ? nil : read.app),
+            payload: payload
+        )
+    }
+
     static func builtInSummary(missed: Int, eventId: String, culture: String, platform: Platform) -> RenderedNotification {
         let russian = culture.lowercased().hasPrefix("ru")
         let body = russian

@@ -16,6 +16,8 @@ struct NotificationRoutes: Sendable {
     let resendHandler: (any ResendHandler)?
     let logger: Logger
     let now: @Sendable () -> Date
+    /// ``APIConfiguration/badgeSync``.
+    var badgeSync = false
 
     /// `after` values: up to 2^53, the largest whole number a JSON number (a double) holds
     /// exactly, in the query and the body alike.
@@ -41,8 +43,27 @@ struct NotificationRoutes: Sendable {
         guard position <= device.nextPosition - 1 else {
             throw APIError(.invalidParameter, "position \(position) is after the device's last notification (\(device.nextPosition - 1))")
         }
+        let before = badgeSync ? try await storeCall { () async throws(StoreError) in
+            try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.position
+        } : nil
         let state = try await markRead(deviceId: deviceId, app: app, userId: identity.userId, position: position)
+        if let before { await syncBadges(deviceId: deviceId, app: app, userId: identity.userId, after: before, upTo: state.position) }
         return JSONResponse(json: .object(["deviceId": .string(deviceId), "position": .int(state.position), "unread": .int(state.unread)]))
+    }
+
+    /// `api.badge_sync`: the notifications just read count as read on the user's other devices,
+    /// which get a badge-only push. Best effort: a failure is logged, the read stands.
+    private func syncBadges(deviceId: String, app: String?, userId: String, after: Int, upTo: Int) async {
+        guard let resendHandler, upTo > after else { return }
+        do {
+            let moved = try await store.devices.propagateRead(deviceId: deviceId, app: app, userId: userId, after: after, upTo: upTo)
+            for read in moved {
+                let outcome = await resendHandler.send(ResendPlanner.badgePush(read, userId: userId))
+                Counter(label: "herald_api_badge_pushes_total", dimensions: [("outcome", Self.label(outcome))]).increment()
+            }
+        } catch {
+            logger.warning("Badge sync failed; the read is kept", metadata: ["herald.device_id": "\(deviceId)", "herald.error": "\(error)"])
+        }
     }
 
     private func markRead(deviceId: String, app: String?, userId: String, position: Int) async throws(APIError) -> ReadState {
@@ -70,7 +91,11 @@ struct NotificationRoutes: Sendable {
         let lastPosition = max(0, device.nextPosition - 1)
         if request.uri.queryParameters.get("markRead") == "true" {
             let upTo = entries.count > limit ? (page.last?.position ?? after) : lastPosition
-            _ = try await markRead(deviceId: deviceId, app: app, userId: identity.userId, position: upTo)
+            let before = badgeSync ? try await storeCall { () async throws(StoreError) in
+                try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.position
+            } : nil
+            let state = try await markRead(deviceId: deviceId, app: app, userId: identity.userId, position: upTo)
+            if let before { await syncBadges(deviceId: deviceId, app: app, userId: identity.userId, after: before, upTo: state.position) }
         }
         return NotificationsResponse(deviceId: deviceId, after: after, lastPosition: lastPosition, entries: page, hasMore: entries.count > limit)
     }

@@ -40,7 +40,7 @@ public enum APIServer {
         NotificationRoutes(
             service: service, store: dependencies.store, validator: validator, maxBodyBytes: maxBody,
             planner: ResendPlanner(configuration: configuration.resend), resendHandler: dependencies.resendHandler,
-            logger: dependencies.logger, now: dependencies.now
+            logger: dependencies.logger, now: dependencies.now, badgeSync: configuration.badgeSync
         ).register(on: v1)
         if let admin = configuration.admin {
             let operators = router.group("v1/admin").add(middleware: AdminAuthenticationMiddleware(token: admin.token, authenticator: dependencies.authenticator))

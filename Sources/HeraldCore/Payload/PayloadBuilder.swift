@@ -13,9 +13,13 @@ import Foundation
 ///   custom keys outside `aps`: `eid`, `userid`, `params` (array of values), `screen`, `dk`,
 ///   and `pos` (the device's notification position, seed 002) when known;
 /// - modern Android (FCM v1): `data` (`eid`, `userid`, `params` as a JSON array string,
-///   `screen`, `dk`, `pos` when known, and `private`/`silent` flags when set), `notification` (`title`, `body`)
+///   `screen`, `dk`, `pos` when known, `badge` (the unread count, a string) when counted, and
+///   `private`/`silent` flags when set), `notification` (`title`, `body`)
 ///   unless the event is private or silent (then data-only, no text on the wire), and
 ///   `android` (`priority`, `ttl`, `notification.sound`).
+///
+/// With ``legacyBadge`` the legacy shapes also carry the unread count: `aps.badge` after
+/// `alert`, FCM `data.badge` (a string) first; without it they are exactly seed 000's.
 ///
 /// A notification without a title (its template has none) has no `title` key: the body alone.
 ///

@@ -36,6 +36,7 @@ enum APISettings {
         configuration.resend.summaryThreshold = try settings.int(.apiResendSummaryThreshold, default: 10, range: 1...configuration.resend.maxEntries)
         configuration.resend.summaryEventId = settings.string(.apiResendSummaryEvent, default: configuration.resend.summaryEventId)
         configuration.resend.payloadProfile = try settings.choice(.apiResendPayloadProfile, default: PayloadProfile.legacy)
+        configuration.badgeSync = try settings.bool(.apiBadgeSync, default: false)
         if let token = settings.string(.apiAdminToken) {
             configuration.admin = AdminConfiguration(token: token, partitions: try settings.int(.workerPartitions, default: 0, range: 0...PartitionLayout.maximumCount))
         }

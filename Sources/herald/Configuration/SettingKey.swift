@@ -95,6 +95,7 @@ extension SettingKey {
     static let apiRateLimitBurst = SettingKey("api", "rate_limit_burst", help: "Requests a user may make at once (default 40).")
     static let apiResendSummaryThreshold = SettingKey("api", "resend_summary_threshold", help: "More missed pushes than this are replaced by one summary push on resend (default 10).")
     static let apiResendSummaryEvent = SettingKey("api", "resend_summary_event", help: "Template event id of the summary push; {0} is the count (default MissedNotifications).")
+    static let apiBadgeSync = SettingKey("api", "badge_sync", help: "A read reported on one device counts on the user's other devices, which get a badge-only push (default false).")
     static let apiAdminToken = SettingKey("api", "admin_token", secret: true, help: "Bearer key of the operators' /v1/admin routes (at least 32 characters); app users' tokens never open them (default: none, the routes are off).")
     static let apiResendPayloadProfile = SettingKey("api", "resend_payload_profile", help: "Payload profile of the summary push: legacy or modern (default legacy).")
 
@@ -116,7 +117,7 @@ extension SettingKey {
         .apiListen, .apiJWTSecret, .apiJWTPublicKeyPath, .apiIntrospectionURL, .apiIntrospectionClientID,
         .apiIntrospectionClientSecret, .apiIntrospectionCacheTTL, .apiIntrospectionTimeout, .apiJWTLeeway, .apiJWTIssuer,
         .apiJWTAudience, .apiLegacyBasePath, .apiMaxBodyBytes, .apiRateLimitPerSecond, .apiRateLimitBurst,
-        .apiResendSummaryThreshold, .apiResendSummaryEvent, .apiResendPayloadProfile, .apiAdminToken,
+        .apiResendSummaryThreshold, .apiResendSummaryEvent, .apiResendPayloadProfile, .apiAdminToken, .apiBadgeSync,
         .logLevel, .logFormat,
     ]
 
