@@ -126,7 +126,7 @@ let package = Package(
                 // The change listener counts the subscription changes it applied.
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
-            resources: [.embedInCode("Migrations/0001_initial.sql"), .embedInCode("Migrations/0002_journal.sql")],
+            resources: [.embedInCode("Migrations/0001_initial.sql"), .embedInCode("Migrations/0002_journal.sql"), .embedInCode("Migrations/0003_support.sql")],
             swiftSettings: strict
         ),
 
@@ -261,6 +261,7 @@ let package = Package(
             dependencies: [
                 "HeraldWorker", "HeraldTesting", "HeraldSandbox", "HeraldHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 // The crash and drain tests run the built `herald` binary.
                 "herald",
                 .product(name: "Logging", package: "swift-log"),

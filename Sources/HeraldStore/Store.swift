@@ -22,6 +22,8 @@ public final class Store: Sendable {
     public let journal: DeliveryJournal
     public let notificationLog: NotificationLogRepository
     public let deadLetters: DeadLetterRepository
+    /// Support answers: what became of a message, a user's deliveries.
+    public let lookup: DeliveryLookup
     public let templateCache: TemplateCache
     public let subscriptionCache: SubscriptionCache
     public let changeListener: StoreChangeListener
@@ -56,6 +58,7 @@ public final class Store: Sendable {
         )
         self.notificationLog = NotificationLogRepository(client: client, retention: configuration.notificationLogRetention)
         self.deadLetters = DeadLetterRepository(client: client)
+        self.lookup = DeliveryLookup(client: client)
         let defaultCulture = configuration.defaultCulture
         self.templateCache = TemplateCache { () async throws(StoreError) in try await templates.catalog(defaultCulture: defaultCulture) }
         self.subscriptionCache = SubscriptionCache(capacity: configuration.subscriptionCacheCapacity) { (users) async throws(StoreError) in

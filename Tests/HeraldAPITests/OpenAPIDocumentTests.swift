@@ -55,16 +55,16 @@ struct OpenAPIDocumentTests {
         let document = try Document.load()
         let store = try Store(configuration: StoreConfiguration(databaseURL: TestEnvironment.databaseURL))
         let dependencies = APIDependencies(store: store, authenticator: try await JWTVerifier(configuration: TestTokens.jwtConfiguration))
-        let router = try APIServer.makeRouter(
-            configuration: APIConfiguration(authentication: AuthenticationConfiguration(jwt: TestTokens.jwtConfiguration)), dependencies: dependencies
-        )
+        var configuration = APIConfiguration(authentication: AuthenticationConfiguration(jwt: TestTokens.jwtConfiguration))
+        configuration.admin = AdminConfiguration(token: AdminRoutesTests.adminKey)
+        let router = try APIServer.makeRouter(configuration: configuration, dependencies: dependencies)
         let routes = Set(router.routes.map { route in
             let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
             return "\(route.method.rawValue) /\(path)"
         })
         #expect(routes.subtracting(document.operations).isEmpty, "routes missing from docs/openapi.yaml")
         #expect(document.operations.subtracting(routes).isEmpty, "documented operations that are not routes")
-        #expect(routes.count == 12)
+        #expect(routes.count == 15)
         await store.close()
     }
 
@@ -96,7 +96,8 @@ struct OpenAPIDocumentTests {
     /// and its body must match that status' schema.
     @Test func realAnswersMatchTheDocument() async throws {
         let document = try Document.load()
-        try await APIFixture.with(metrics: { Array("# metrics\n".utf8) }) { api in
+        try await APIFixture.with(configure: { $0.admin = AdminConfiguration(token: AdminRoutesTests.adminKey) }, metrics: { Array("# metrics\n".utf8) }) { api in
+            let admin = AdminRoutesTests.adminKey
             let user = try await TestTokens.token("u1")
             let apns = PushTokens.apns("doc")
             let steps: [(HTTPRequest.Method, String, String, String?, String?)] = [
@@ -113,6 +114,14 @@ struct OpenAPIDocumentTests {
                 (.post, "/v1/devices/{deviceId}/notifications/resend", "/v1/devices/doc2/notifications/resend", user, #"{"after":0}"#),
                 // No body, so no content type: 415 (was undocumented; found by schemathesis).
                 (.post, "/v1/devices/{deviceId}/notifications/resend", "/v1/devices/doc2/notifications/resend", user, nil),
+                (.put, "/v1/devices/{deviceId}/read", "/v1/devices/doc2/read", user, #"{"position":0}"#),
+                (.put, "/v1/devices/{deviceId}/read", "/v1/devices/doc2/read", user, #"{"position":99}"#),
+                (.get, "/v1/devices/{deviceId}/notifications", "/v1/devices/doc2/notifications?after=0&markRead=true", user, nil),
+                (.get, "/v1/admin/messages/{messageId}", "/v1/admin/messages/doc-m1", admin, nil),
+                (.get, "/v1/admin/messages/{messageId}", "/v1/admin/messages/never", admin, nil),
+                (.get, "/v1/admin/messages/{messageId}", "/v1/admin/messages/doc-m1", user, nil),
+                (.get, "/v1/admin/users/{userId}/deliveries", "/v1/admin/users/u1/deliveries?since=2020-01-01T00:00:00Z", admin, nil),
+                (.get, "/v1/admin/users/{userId}/deliveries", "/v1/admin/users/u1/deliveries?since=x", admin, nil),
                 (.get, "/v1/me/settings", "/v1/me/settings", user, nil),
                 (.put, "/v1/me/settings", "/v1/me/settings", user, #"{"pushesEnabled":false}"#),
                 (.delete, "/v1/devices/{deviceId}", "/v1/devices/doc2", user, nil),
@@ -121,6 +130,10 @@ struct OpenAPIDocumentTests {
                 (.get, "/metrics", "/metrics", nil, nil),
             ]
             for (method, template, path, token, body) in steps {
+                if template == "/v1/devices/{deviceId}/read", body == #"{"position":0}"# {
+                    // Something to read and to look up.
+                    try await api.logSent(deviceId: "doc2", user: "u1", count: 1, prefix: "doc-m")
+                }
                 let reply = try await api.client.send(method, path, token: token, json: body)
                 let operation = try #require(document.operation(method.rawValue, template), "\(method) \(template) undocumented")
                 let response = document.response(operation, status: reply.status)

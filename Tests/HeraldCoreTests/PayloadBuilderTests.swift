@@ -75,6 +75,38 @@ import Testing
         }
     }
 
+    /// The unread badge: modern always, legacy only with `legacyBadge` (and then the fast path
+    /// is still the canonical serialization); without it, legacy bodies do not change.
+    @Test func theBadgeIsInModernPayloadsAndInLegacyOnesOnlyWhenSwitchedOn() throws {
+        let catalog = try RepositoryFiles.shippedCatalog()
+        let event = Self.event("TransferIssued")
+        for platform in Platform.allCases {
+            let rendered = try catalog.render(event, culture: "ru-RU", platform: platform)
+            func build(_ builder: PayloadBuilder, badge: Int?) throws -> PushPayload {
+                try builder.build(rendered, event: event, target: Self.target(platform), deliveryKey: Self.key, now: Self.now, badge: badge)
+            }
+            let modern = try build(PayloadBuilder(profile: .modern), badge: 7)
+            let legacyOff = try build(PayloadBuilder(profile: .legacy), badge: 7)
+            let legacyNone = try build(PayloadBuilder(profile: .legacy), badge: nil)
+            let legacyOn = try build(PayloadBuilder(profile: .legacy, legacyBadge: true), badge: 7)
+            #expect(legacyOff.body == legacyNone.body, "the switch is off: the seed 000 shape, byte for byte")
+            #expect(PayloadBuilder(profile: .modern).carriesBadge && !PayloadBuilder(profile: .legacy).carriesBadge)
+            #expect(PayloadBuilder(profile: .legacy, legacyBadge: true).carriesBadge)
+            // The fast path's bytes are the canonical serialization of the same value.
+            #expect(legacyOn.body == legacyOn.json.serialized())
+            switch platform {
+            case .ios:
+                #expect(modern.json["aps"]?["badge"] == .int(7))
+                #expect(legacyOn.json["aps"]?["badge"] == .int(7))
+                #expect(legacyOn.json["aps"]?["acme_eid"] == .string("TransferIssued"))
+            case .android:
+                #expect(modern.json["message"]?["data"]?["badge"] == .string("7"))
+                #expect(legacyOn.json["message"]?["data"]?["badge"] == .string("7"))
+                #expect(legacyOn.json["message"]?["data"]?["msg"] != nil)
+            }
+        }
+    }
+
     @Test func legacyAndroidShapeIsTheSeeds() throws {
         let p = try payload("TransferIssued", .android, .legacy)
         try checkGolden(p, "legacy-android-TransferIssued-ru")

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldCore
 import HeraldPostgres
 import HeraldStore
@@ -76,6 +77,68 @@ struct ThroughputTests {
                   DeliveryJournal.record  \(recordRate) deliveries/s (one batch at a time, sent, with the payload)
                   SubscriptionCache hits: \(cacheRate) users/s
                 """)
+        }
+    }
+
+    /// What counting the unread badge adds to the claim statement (ClaimBatch.countsUnread):
+    /// claims of 200 deliveries, interleaved with and without counting, over devices of which
+    /// half reported a read and a tenth are shared by two users. Medians are printed.
+    @Test func claimWithAndWithoutUnreadCounts() async throws {
+        try await StoreFixture.with { store, database in
+            var registrations = (0..<Self.devices).map { StoreFixture.registration("d\($0)", user: "u\($0)") }
+            registrations += (0..<(Self.devices / 10)).map { StoreFixture.registration("d\($0 * 10)", user: "w\($0)") }
+            try await store.devices.importDevices(registrations)
+            var refs: [Int64] = []
+            for n in 0..<Self.devices { refs.append(try #require(try await store.devices.storeId(deviceId: "d\(n)"))) }
+            func batch(_ b: Int, counts: Bool) -> ClaimBatch {
+                var batch = ClaimBatch(countsUnread: counts)
+                for m in 0..<(Self.batchSize / 4) {
+                    batch.messages.append(MessageKey(text: "\(counts)-m\(b)-\(m)"))
+                    for i in 0..<4 {
+                        let n = ((b * 50 + m) * 7 + i) % Self.devices
+                        batch.deliveries.append(.init(message: m, deviceRef: refs[n], userId: "u\(n)"))
+                    }
+                }
+                return batch
+            }
+            // A journal to count in: 20 claimed and recorded batches, then reads for half the devices.
+            for b in 0..<20 {
+                let claim = batch(1000 + b, counts: false)
+                let answer = try await store.journal.claim(claim)
+                try await store.journal.record(claim.deliveries.indices.map { index in
+                    let delivery = claim.deliveries[index]
+                    return DeliveryRecord(
+                        deviceRef: delivery.deviceRef, position: answer.positions[index]!, messageId: answer.messageIds[delivery.message]!,
+                        userId: delivery.userId, state: .sent, attempts: 1, payload: Array("{}".utf8)
+                    )
+                })
+            }
+            try await database.admin.execute(
+                "INSERT INTO device_reads (device_ref, user_id, position) SELECT d.id, u.user_id, 1 FROM devices d JOIN device_users u ON u.device_ref = d.id WHERE d.id % 2 = 0"
+            )
+            var plain: [Double] = []
+            var counting: [Double] = []
+            for b in 0..<60 {
+                for counts in (b % 2 == 0 ? [false, true] : [true, false]) {
+                    let claim = batch(b, counts: counts)
+                    let start = ContinuousClock.now
+                    let answer = try await store.journal.claim(claim)
+                    let elapsed = ContinuousClock.now - start
+                    let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+                    if counts {
+                        counting.append(ms)
+                        #expect(answer.unread.count == claim.deliveries.count && answer.unread.allSatisfy { $0 != nil && $0! >= 1 })
+                    } else {
+                        plain.append(ms)
+                        #expect(answer.unread.isEmpty)
+                    }
+                }
+            }
+            func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+            print(String(
+                format: "DeliveryJournal.claim, %d deliveries: median %.2f ms without unread counts, %.2f ms with them (%d claims each, interleaved)",
+                Self.batchSize, median(plain), median(counting), plain.count
+            ))
         }
     }
 }

@@ -72,6 +72,34 @@ struct ProviderDeliveryTests {
         }
     }
 
+    /// The unread badge as the providers receive it (the sandbox records the requests): APNs
+    /// `aps.badge`, FCM `data.badge`, counting down after a read.
+    @Test func theBadgeReachesTheProviders() async throws {
+        try await WorkerFixture.with { fixture in
+            try await Self.withSandbox { sandbox, sender in
+                try await fixture.store.devices.importDevices([
+                    TestEvents.device("iphone", user: "u1", platform: .ios, token: TestEvents.apnsToken(7)),
+                    TestEvents.device("pixel", user: "u1", platform: .android, token: "fcm-token-pixel-badge"),
+                ])
+                var configuration = fixture.configuration()
+                configuration.payloadBuilder = PayloadBuilder(profile: .modern)
+                try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
+                    try await fixture.publish((1...2).map { TestEvents.xml(users: ["u1"], sequence: $0) })
+                    try await waitUntil("two events", timeout: .seconds(30)) { worker.statistics.acked == 2 }
+                    _ = try await fixture.store.devices.markRead(deviceId: "iphone", userId: "u1", position: 2)
+                    try await fixture.publish(TestEvents.xml(users: ["u1"], sequence: 3))
+                    try await waitUntil("the third event", timeout: .seconds(30)) { worker.statistics.acked == 3 }
+                }
+                let apns = sandbox.pushes.filter { $0.provider == .apns }.compactMap { ($0.json?["aps"] as? [String: Any])?["badge"] as? Int }
+                let fcm = sandbox.pushes.filter { $0.provider == .fcm }.compactMap {
+                    (($0.json?["message"] as? [String: Any])?["data"] as? [String: Any])?["badge"] as? String
+                }
+                #expect(apns.sorted() == [1, 1, 2], "1, 2, then 1 after reading up to 2 (the sandbox may record out of order)")
+                #expect(fcm.sorted() == ["1", "2", "3"])
+            }
+        }
+    }
+
     @Test func aTokenAnswering410IsMarkedDeadAndNeverTriedAgain() async throws {
         try await WorkerFixture.with { fixture in
             try await Self.withSandbox { sandbox, sender in

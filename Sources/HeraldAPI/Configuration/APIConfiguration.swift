@@ -19,6 +19,12 @@ public struct APIConfiguration: Sendable {
     public var rateLimit: RateLimitConfiguration?
     public var authentication: AuthenticationConfiguration
     public var resend: ResendConfiguration
+    /// The operators' routes (`/v1/admin/…`); `nil`: not served (404).
+    public var admin: AdminConfiguration?
+    /// When the app reports a read on one device, the same notifications count as read on the
+    /// user's other devices, which get a badge-only push with their new unread count (through
+    /// the resend handler; `api.badge_sync`). Off by default.
+    public var badgeSync = false
 
     public init(authentication: AuthenticationConfiguration) {
         self.host = "127.0.0.1"
@@ -50,6 +56,25 @@ public struct APIConfiguration: Sendable {
         guard resend.summaryThreshold >= 1, resend.maxEntries >= resend.summaryThreshold else {
             throw APIConfigurationError("resend: summaryThreshold must be at least 1 and at most maxEntries")
         }
+        if let admin {
+            guard admin.token.utf8.count >= 32 else { throw APIConfigurationError("the admin token must be at least 32 characters") }
+            guard admin.partitions >= 0 else { throw APIConfigurationError("admin: partitions must not be negative") }
+        }
+    }
+}
+
+/// The operators' support routes: `GET /v1/admin/messages/{messageId}` and
+/// `GET /v1/admin/users/{userId}/deliveries`. They take one bearer key of their own, never an
+/// app user's token (those get 403).
+public struct AdminConfiguration: Sendable {
+    /// The bearer key (`api.admin_token`), at least 32 characters.
+    public var token: String
+    /// `worker.partitions`, so that a message's partition copies are found.
+    public var partitions: Int
+
+    public init(token: String, partitions: Int = 0) {
+        self.token = token
+        self.partitions = partitions
     }
 }
 
@@ -97,4 +122,9 @@ public struct ResendConfiguration: Sendable {
 public struct APIConfigurationError: Error, Sendable, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+extension AdminConfiguration: CustomStringConvertible {
+    /// Never the token.
+    public var description: String { "AdminConfiguration(token: <redacted>, partitions: \(partitions))" }
 }

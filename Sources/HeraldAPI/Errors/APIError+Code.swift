@@ -46,7 +46,14 @@ extension APIError {
         /// The bearer token has expired (or is not valid yet).
         public static let tokenExpired = Code("token_expired", status: .unauthorized)
 
+        // MARK: 403
+        /// A valid app user's token on an operators' route (`/v1/admin/…`), which only the
+        /// admin key opens.
+        public static let forbidden = Code("forbidden", status: .forbidden)
+
         // MARK: 404, 405, 413, 415, 429
+        /// No message with this key within the retention, and no dead letter of it.
+        public static let messageNotFound = Code("message_not_found", status: .notFound)
         /// No such device for this user (another user's device is "not found" too).
         public static let deviceNotFound = Code("device_not_found", status: .notFound)
         /// No such route.

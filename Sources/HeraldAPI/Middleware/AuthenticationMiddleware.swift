@@ -17,11 +17,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
     let limiter: TokenBucketLimiter?
 
     func handle(_ request: Request, context: APIRequestContext, next: (Request, APIRequestContext) async throws -> Response) async throws -> Response {
-        guard let header = request.headers[.authorization], header.count <= 8192 + 7,
-            header.prefix(7).lowercased() == "bearer ", case let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces), !token.isEmpty
-        else {
-            throw APIError.authentication(.unauthorized, "an 'Authorization: Bearer <token>' header is required", reason: "missing")
-        }
+        let token = try Self.bearerToken(request)
         var context = context
         let identity = try await authenticator.authenticate(bearer: token)
         context.identity = identity
@@ -32,5 +28,15 @@ struct AuthenticationMiddleware: RouterMiddleware {
             throw APIError(.rateLimited, "too many requests; try again in \(seconds) s", retryAfterSeconds: seconds)
         }
         return try await next(request, context)
+    }
+
+    /// The token of `Authorization: Bearer <token>`, or 401 `unauthorized`.
+    static func bearerToken(_ request: Request) throws(APIError) -> String {
+        guard let header = request.headers[.authorization], header.count <= 8192 + 7,
+            header.prefix(7).lowercased() == "bearer ", case let token = header.dropFirst(7).trimmingCharacters(in: .whitespaces), !token.isEmpty
+        else {
+            throw APIError.authentication(.unauthorized, "an 'Authorization: Bearer <token>' header is required", reason: "missing")
+        }
+        return token
     }
 }

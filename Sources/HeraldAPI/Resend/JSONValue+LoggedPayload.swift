@@ -18,4 +18,22 @@ extension JSONValue {
         root["message"] = .object(message)
         return .object(root)
     }
+
+    /// A logged payload with its badge (`aps.badge`, FCM `message.data.badge`) set to `badge`,
+    /// where it had one: a push sent again shows today's unread count, not the one it had when
+    /// it was first sent. A payload without a badge is unchanged (the legacy profile without
+    /// `worker.legacy_badge` stays as logged).
+    func replacingBadge(with badge: Int) -> JSONValue {
+        guard case .object(var root) = self else { return self }
+        if case .object(var aps)? = root["aps"], aps["badge"] != nil {
+            aps["badge"] = .int(badge)
+            root["aps"] = .object(aps)
+        }
+        if case .object(var message)? = root["message"], case .object(var data)? = message["data"], data["badge"] != nil {
+            data["badge"] = .string(String(badge))
+            message["data"] = .object(data)
+            root["message"] = .object(message)
+        }
+        return .object(root)
+    }
 }

@@ -12,17 +12,18 @@ struct ResendPlanner: Sendable {
     let configuration: ResendConfiguration
 
     /// The pushes for `entries` (already filtered to what the caller may see) out of `missed`
-    /// in all.
+    /// in all. With `unread` (the caller's unread count on the device), the badge of each push
+    /// sent again is set to it.
     func pushes(
         for entries: [NotificationLogEntry], missed: Int, after: Int, device: Device, token: String, userId: String,
-        catalog: TemplateCatalog?, now: Date
+        catalog: TemplateCatalog?, now: Date, unread: Int? = nil
     ) throws(APIError) -> [ResendPush] {
         guard missed > 0 else { return [] }
         if missed > configuration.summaryThreshold {
             return [try summary(missed: missed, after: after, device: device, token: token, userId: userId, catalog: catalog, now: now)]
         }
         return entries.compactMap { entry in
-            guard let payload = Self.payload(logged: entry.payload, deliveryKey: entry.deliveryKey, platform: device.platform, token: token) else {
+            guard let payload = Self.payload(logged: entry.payload, deliveryKey: entry.deliveryKey, platform: device.platform, token: token, badge: unread) else {
                 return nil
             }
             return ResendPush(
@@ -34,8 +35,9 @@ struct ResendPlanner: Sendable {
 
     /// A logged payload made sendable again; `nil` if the log holds something that is not a
     /// JSON object (never written by Herald).
-    static func payload(logged: String, deliveryKey: DeliveryKey, platform: Platform, token: String) -> PushPayload? {
-        guard let json = JSONValue(logged: logged) else { return nil }
+    static func payload(logged: String, deliveryKey: DeliveryKey, platform: Platform, token: String, badge: Int? = nil) -> PushPayload? {
+        guard var json = JSONValue(logged: logged) else { return nil }
+        if let badge { json = json.replacingBadge(with: badge) }
         switch platform {
         case .ios:
             let aps = json["aps"]
@@ -69,6 +71,36 @@ struct ResendPlanner: Sendable {
             throw APIError(.internalError, "internal error", underlying: error)
         }
         return ResendPush(deviceId: device.deviceId, userId: userId, eventId: event.id, position: 0, target: target, payload: payload)
+    }
+
+    /// A badge-only push for another device of the user whose reads moved (`api.badge_sync`):
+    /// APNs `{"aps":{"badge":N}}` (an alert push without alert or sound: only the icon
+    /// changes), FCM a data-only message `{"badge":"N","silent":"1"}`.
+    static func badgePush(_ read: PropagatedRead, userId: String) -> ResendPush {
+        let key = DeliveryKey(messageKey: "herald.badge:\(read.state.position)", deviceId: read.deviceId, userId: userId, app: read.app == DeviceRepository.defaultApp ? nil : read.app)
+        let payload: PushPayload
+        switch read.platform {
+        case .ios:
+            payload = PushPayload(
+                platform: .ios, profile: .modern, json: .object(["aps": .object(["badge": .int(read.state.unread)])]),
+                apns: APNsRequestOptions(pushType: .alert, priority: 5, expiration: nil, collapseId: key.rawValue), deliveryKey: key, wasShortened: false
+            )
+        case .android:
+            payload = PushPayload(
+                platform: .android, profile: .modern,
+                json: .object(["message": .object([
+                    "token": .string(read.token),
+                    "data": .object(["badge": .string(String(read.state.unread)), "silent": .string("1")]),
+                    "android": .object(["priority": .string("NORMAL")]),
+                ])]),
+                apns: nil, deliveryKey: key, wasShortened: false
+            )
+        }
+        return ResendPush(
+            deviceId: read.deviceId, userId: userId, eventId: "herald.badge", position: 0,
+            target: PushTarget(platform: read.platform, token: read.token, userId: userId, app: read.app == DeviceRepository.defaultApp ? nil : read.app),
+            payload: payload
+        )
     }
 
     static func builtInSummary(missed: Int, eventId: String, culture: String, platform: Platform) -> RenderedNotification {

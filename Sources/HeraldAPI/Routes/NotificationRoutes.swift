@@ -16,6 +16,8 @@ struct NotificationRoutes: Sendable {
     let resendHandler: (any ResendHandler)?
     let logger: Logger
     let now: @Sendable () -> Date
+    /// ``APIConfiguration/badgeSync``.
+    var badgeSync = false
 
     /// `after` values: up to 2^53, the largest whole number a JSON number (a double) holds
     /// exactly, in the query and the body alike.
@@ -24,9 +26,57 @@ struct NotificationRoutes: Sendable {
     func register(on group: RouterGroup<APIRequestContext>) {
         group.get("devices/:deviceId/notifications") { request, context in try await list(request, context) }
         group.post("devices/:deviceId/notifications/resend") { request, context in try await resend(request, context) }
+        group.put("devices/:deviceId/read") { request, context in try await read(request, context) }
     }
 
-    /// `?after=N` (default 0) and `limit` (1…`maxPageSize`, default the maximum).
+    /// Body `{"position": N}`: the caller has read the device's notifications up to N (the app
+    /// badge counts the pushes after it). Reads only move forward. Answers the read position
+    /// kept and the pushes still unread.
+    func read(_ request: Request, _ context: APIRequestContext) async throws(APIError) -> JSONResponse {
+        let identity = try context.requireIdentity()
+        let deviceId = try request.deviceId(context, validator: validator)
+        let app = try request.app(validator: validator)
+        try request.requireJSONContentType()
+        let body = try await JSONBody.read(request, limit: maxBodyBytes, allowed: ["position"])
+        guard let position = try body.int("position", in: Self.positions) else { throw APIError(.missingField, "field 'position' is required") }
+        let device = try await service.device(deviceId: deviceId, app: app, userId: identity.userId)
+        guard position <= device.nextPosition - 1 else {
+            throw APIError(.invalidParameter, "position \(position) is after the device's last notification (\(device.nextPosition - 1))")
+        }
+        let before = badgeSync ? try await storeCall { () async throws(StoreError) in
+            try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.position
+        } : nil
+        let state = try await markRead(deviceId: deviceId, app: app, userId: identity.userId, position: position)
+        if let before { await syncBadges(deviceId: deviceId, app: app, userId: identity.userId, after: before, upTo: state.position) }
+        return JSONResponse(json: .object(["deviceId": .string(deviceId), "position": .int(state.position), "unread": .int(state.unread)]))
+    }
+
+    /// `api.badge_sync`: the notifications just read count as read on the user's other devices,
+    /// which get a badge-only push. Best effort: a failure is logged, the read stands.
+    private func syncBadges(deviceId: String, app: String?, userId: String, after: Int, upTo: Int) async {
+        guard let resendHandler, upTo > after else { return }
+        do {
+            let moved = try await store.devices.propagateRead(deviceId: deviceId, app: app, userId: userId, after: after, upTo: upTo)
+            for read in moved {
+                let outcome = await resendHandler.send(ResendPlanner.badgePush(read, userId: userId))
+                Counter(label: "herald_api_badge_pushes_total", dimensions: [("outcome", Self.label(outcome))]).increment()
+            }
+        } catch {
+            logger.warning("Badge sync failed; the read is kept", metadata: ["herald.device_id": "\(deviceId)", "herald.error": "\(error)"])
+        }
+    }
+
+    private func markRead(deviceId: String, app: String?, userId: String, position: Int) async throws(APIError) -> ReadState {
+        let state = try await storeCall { () async throws(StoreError) in
+            try await store.devices.markRead(deviceId: deviceId, app: app, userId: userId, position: position)
+        }
+        guard let state else { throw APIError(.deviceNotFound, "no device with this id is registered for this user") }
+        return state
+    }
+
+    /// `?after=N` (default 0) and `limit` (1…`maxPageSize`, default the maximum). With
+    /// `markRead=true` the caller has read what it fetched: up to the last entry of the page, or
+    /// the device's last position when the page is the last one (as `PUT …/read`).
     func list(_ request: Request, _ context: APIRequestContext) async throws(APIError) -> NotificationsResponse {
         let identity = try context.requireIdentity()
         let deviceId = try request.deviceId(context, validator: validator)
@@ -37,10 +87,17 @@ struct NotificationRoutes: Sendable {
         let entries = try await storeCall { () async throws(StoreError) in
             try await store.notificationLog.entries(deviceId: deviceId, app: app, after: after, limit: limit + 1, visibleTo: identity.userId)
         }
-        return NotificationsResponse(
-            deviceId: deviceId, after: after, lastPosition: max(0, device.nextPosition - 1), entries: Array(entries.prefix(limit)),
-            hasMore: entries.count > limit
-        )
+        let page = Array(entries.prefix(limit))
+        let lastPosition = max(0, device.nextPosition - 1)
+        if request.uri.queryParameters.get("markRead") == "true" {
+            let upTo = entries.count > limit ? (page.last?.position ?? after) : lastPosition
+            let before = badgeSync ? try await storeCall { () async throws(StoreError) in
+                try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.position
+            } : nil
+            let state = try await markRead(deviceId: deviceId, app: app, userId: identity.userId, position: upTo)
+            if let before { await syncBadges(deviceId: deviceId, app: app, userId: identity.userId, after: before, upTo: state.position) }
+        }
+        return NotificationsResponse(deviceId: deviceId, after: after, lastPosition: lastPosition, entries: page, hasMore: entries.count > limit)
     }
 
     /// Body `{"after": N}`: sends again what the caller missed after N, or one summary push
@@ -67,8 +124,12 @@ struct NotificationRoutes: Sendable {
             try await store.notificationLog.entries(deviceId: deviceId, app: app, after: after, limit: planner.configuration.maxEntries, visibleTo: identity.userId)
         }
         let catalog = summarize ? try? await store.templateCache.catalog() : nil
+        let unread = entries.isEmpty ? nil : try await storeCall { () async throws(StoreError) in
+            try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.unread
+        }
         let pushes = try planner.pushes(
-            for: entries, missed: missed, after: after, device: device, token: token, userId: identity.userId, catalog: catalog, now: now()
+            for: entries, missed: missed, after: after, device: device, token: token, userId: identity.userId, catalog: catalog, now: now(),
+            unread: unread
         )
         var sent = 0
         for push in pushes {

@@ -11,6 +11,9 @@ import Logging
 /// - `POST <legacyBasePath>/Subscribe.ashx`, `POST <legacyBasePath>/Unsubscribe.ashx`
 /// - `PUT|GET|DELETE /v1/devices/{deviceId}`, `GET|PUT /v1/me/settings`,
 ///   `GET /v1/devices/{deviceId}/notifications`, `POST /v1/devices/{deviceId}/notifications/resend`
+/// - `PUT /v1/devices/{deviceId}/read`
+/// - operators, with ``APIConfiguration/admin``: `GET /v1/admin/messages/{messageId}`,
+///   `GET /v1/admin/users/{userId}/deliveries`
 /// - `GET /healthz`, `GET /readyz`, `GET /metrics`
 public enum APIServer {
     /// The router with every route and middleware. Throws ``APIConfigurationError``.
@@ -37,8 +40,12 @@ public enum APIServer {
         NotificationRoutes(
             service: service, store: dependencies.store, validator: validator, maxBodyBytes: maxBody,
             planner: ResendPlanner(configuration: configuration.resend), resendHandler: dependencies.resendHandler,
-            logger: dependencies.logger, now: dependencies.now
+            logger: dependencies.logger, now: dependencies.now, badgeSync: configuration.badgeSync
         ).register(on: v1)
+        if let admin = configuration.admin {
+            let operators = router.group("v1/admin").add(middleware: AdminAuthenticationMiddleware(token: admin.token, authenticator: dependencies.authenticator))
+            AdminRoutes(store: dependencies.store, configuration: admin, now: dependencies.now).register(on: operators)
+        }
         // Last: it only wraps the not-found responder, and needs every route.
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes))
         return router

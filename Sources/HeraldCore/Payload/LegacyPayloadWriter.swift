@@ -8,8 +8,9 @@
 /// which shortens the body.
 enum LegacyPayloadWriter {
     /// `{"aps":{"acme_eid":…,"acme_params":[{"name":…,"value":…}],"acme_userid":…,"alert":…}}`;
-    /// the limit counts the whole body.
-    static func ios(body: String, event: Event, userId: String) -> (bytes: [UInt8], countedSize: Int) {
+    /// the limit counts the whole body. With a `badge` (``PayloadBuilder/legacyBadge``), `"badge":N`
+    /// follows `alert`.
+    static func ios(body: String, event: Event, userId: String, badge: Int? = nil) -> (bytes: [UInt8], countedSize: Int) {
         var out: [UInt8] = []
         out.reserveCapacity(96 + body.utf8.count + userId.utf8.count + event.id.utf8.count + event.params.count * 40)
         out.append(contentsOf: #"{"aps":{"acme_eid":"#.utf8)
@@ -20,13 +21,20 @@ enum LegacyPayloadWriter {
         JSONValue.writeString(userId, to: &out)
         out.append(contentsOf: #","alert":"#.utf8)
         JSONValue.writeString(body, to: &out)
+        if let badge {
+            out.append(contentsOf: #","badge":"#.utf8)
+            out.append(contentsOf: String(badge).utf8)
+        }
         out.append(contentsOf: "}}".utf8)
         return (out, out.count)
     }
 
     /// `{"message":{"android":{…},"data":{"eid":…,"msg":…,"params":"[…]","userid":…},"token":…}}`;
-    /// the limit counts the `data` object only (FCM's 4 KB is on the data payload).
-    static func android(body: String, event: Event, userId: String, token: String, android: [(key: String, value: String)]) -> (bytes: [UInt8], countedSize: Int) {
+    /// the limit counts the `data` object only (FCM's 4 KB is on the data payload). With a
+    /// `badge`, `data` starts with `"badge":"N"` (FCM data values are strings).
+    static func android(
+        body: String, event: Event, userId: String, token: String, android: [(key: String, value: String)], badge: Int? = nil
+    ) -> (bytes: [UInt8], countedSize: Int) {
         var params: [UInt8] = []
         writeParameters(event.params, to: &params)
         var out: [UInt8] = []
@@ -40,7 +48,13 @@ enum LegacyPayloadWriter {
         }
         out.append(contentsOf: #"},"data":"#.utf8)
         let dataStart = out.count
-        out.append(contentsOf: #"{"eid":"#.utf8)
+        if let badge {
+            out.append(contentsOf: #"{"badge":""#.utf8)
+            out.append(contentsOf: String(badge).utf8)
+            out.append(contentsOf: #"","eid":"#.utf8)
+        } else {
+            out.append(contentsOf: #"{"eid":"#.utf8)
+        }
         JSONValue.writeString(event.id, to: &out)
         out.append(contentsOf: #","msg":"#.utf8)
         JSONValue.writeString(body, to: &out)

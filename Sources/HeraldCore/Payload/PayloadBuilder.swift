@@ -13,9 +13,13 @@ import Foundation
 ///   custom keys outside `aps`: `eid`, `userid`, `params` (array of values), `screen`, `dk`,
 ///   and `pos` (the device's notification position, seed 002) when known;
 /// - modern Android (FCM v1): `data` (`eid`, `userid`, `params` as a JSON array string,
-///   `screen`, `dk`, `pos` when known, and `private`/`silent` flags when set), `notification` (`title`, `body`)
+///   `screen`, `dk`, `pos` when known, `badge` (the unread count, a string) when counted, and
+///   `private`/`silent` flags when set), `notification` (`title`, `body`)
 ///   unless the event is private or silent (then data-only, no text on the wire), and
 ///   `android` (`priority`, `ttl`, `notification.sound`).
+///
+/// With ``legacyBadge`` the legacy shapes also carry the unread count: `aps.badge` after
+/// `alert`, FCM `data.badge` (a string) first; without it they are exactly seed 000's.
 ///
 /// A notification without a title (its template has none) has no `title` key: the body alone.
 ///
@@ -32,19 +36,31 @@ public struct PayloadBuilder: Sendable {
     public var apnsAlertStyle: APNsAlertStyle
     /// Set FCM `android.collapse_key` to the delivery key (see the type's documentation).
     public var fcmCollapseKey: Bool
+    /// The legacy profile carries the badge too (`aps.badge`; FCM `data.badge`). Off by
+    /// default: the apps in the field may not expect it (`worker.legacy_badge`).
+    public var legacyBadge: Bool
 
-    public init(profile: PayloadProfile, limits: PayloadLimits = .default, apnsAlertStyle: APNsAlertStyle = .text, fcmCollapseKey: Bool = false) {
+    public init(
+        profile: PayloadProfile, limits: PayloadLimits = .default, apnsAlertStyle: APNsAlertStyle = .text, fcmCollapseKey: Bool = false,
+        legacyBadge: Bool = false
+    ) {
         self.profile = profile
         self.limits = limits
         self.apnsAlertStyle = apnsAlertStyle
         self.fcmCollapseKey = fcmCollapseKey
+        self.legacyBadge = legacyBadge
     }
+
+    /// Whether payloads carry the unread count (so the worker counts it): the modern profile
+    /// always, the legacy one with ``legacyBadge``.
+    public var carriesBadge: Bool { profile == .modern || legacyBadge }
 
     /// The payload of `notification` (rendered from `event`) for `target`.
     ///
     /// - Parameters:
     ///   - now: the current time, for `apns-expiration` (now + TTL).
-    ///   - badge: the app badge to show (modern APNs only), if the caller counts unread pushes.
+    ///   - badge: the app badge to show (the unread count): APNs `aps.badge`, FCM `data.badge`
+    ///     (a string); in the legacy profile only with ``legacyBadge``; never on silent pushes.
     ///   - position: the device's notification-log position (seed 002), so that the app can
     ///     notice a gap and ask for what it missed (modern profile only; the legacy shapes are
     ///     kept exactly as seed 000 has them).
@@ -58,21 +74,23 @@ public struct PayloadBuilder: Sendable {
         }
         let metadata = notification.metadata
         let expiration = metadata.timeToLiveSeconds.map { Int(now.timeIntervalSince1970.rounded(.down)) + $0 }
+        let legacyBadge = self.legacyBadge ? badge : nil
         switch (target.platform, profile) {
         case (.ios, .legacy):
             let options = APNsRequestOptions(pushType: .alert, priority: metadata.priority == .high ? 10 : 5, expiration: expiration, collapseId: deliveryKey.rawValue)
-            let fast = LegacyPayloadWriter.ios(body: notification.body, event: event, userId: target.userId)
+            let fast = LegacyPayloadWriter.ios(body: notification.body, event: event, userId: target.userId, badge: legacyBadge)
             if fast.countedSize <= limits.apnsMaxBytes {
                 return PushPayload(platform: .ios, profile: .legacy, body: fast.bytes, apns: options, deliveryKey: deliveryKey, wasShortened: false)
             }
             let (json, shortened) = try fit(notification.body, limit: limits.apnsMaxBytes, event: event, platform: .ios) { body in
-                let aps = JSONValue.object([
+                var aps: [String: JSONValue] = [
                     "alert": .string(body),
                     "acme_eid": .string(event.id),
                     "acme_userid": .string(target.userId),
                     "acme_params": .array(event.params.map { .object(["name": .string($0.name), "value": .string($0.value)]) }),
-                ])
-                let json = JSONValue.object(["aps": aps])
+                ]
+                if let legacyBadge { aps["badge"] = .int(legacyBadge) }
+                let json = JSONValue.object(["aps": .object(aps)])
                 return (json, json.serializedByteCount)
             }
             return PushPayload(platform: .ios, profile: .legacy, json: json, apns: options, deliveryKey: deliveryKey, wasShortened: shortened)
@@ -80,19 +98,21 @@ public struct PayloadBuilder: Sendable {
         case (.android, .legacy):
             let fast = LegacyPayloadWriter.android(
                 body: notification.body, event: event, userId: target.userId, token: target.token,
-                android: androidOptions(metadata: metadata, deliveryKey: deliveryKey, silent: false)
+                android: androidOptions(metadata: metadata, deliveryKey: deliveryKey, silent: false), badge: legacyBadge
             )
             if fast.countedSize <= limits.fcmMaxBytes {
                 return PushPayload(platform: .android, profile: .legacy, body: fast.bytes, apns: nil, deliveryKey: deliveryKey, wasShortened: false)
             }
             let params = JSONValue.array(event.params.map { .object(["name": .string($0.name), "value": .string($0.value)]) }).serializedString()
             let (json, shortened) = try fit(notification.body, limit: limits.fcmMaxBytes, event: event, platform: .android) { body in
-                let data = JSONValue.object([
+                var fields: [String: JSONValue] = [
                     "msg": .string(body),
                     "eid": .string(event.id),
                     "userid": .string(target.userId),
                     "params": .string(params),
-                ])
+                ]
+                if let legacyBadge { fields["badge"] = .string(String(legacyBadge)) }
+                let data = JSONValue.object(fields)
                 return (fcmMessage(token: target.token, data: data, notification: nil, metadata: metadata, deliveryKey: deliveryKey, soundInNotification: false), data.serializedByteCount)
             }
             return PushPayload(platform: .android, profile: .legacy, json: json, apns: nil, deliveryKey: deliveryKey, wasShortened: shortened)
@@ -148,6 +168,7 @@ public struct PayloadBuilder: Sendable {
                 "dk": .string(deliveryKey.rawValue),
             ]
             if let position { data["pos"] = .string(String(position)) }
+            if let badge, !notification.isSilent { data["badge"] = .string(String(badge)) }
             if let screen = metadata.targetScreen { data["screen"] = .string(screen.rawValue) }
             if metadata.isPrivate { data["private"] = .string("1") }
             if notification.isSilent { data["silent"] = .string("1") }

@@ -131,6 +131,25 @@ public struct APNsConfiguration: Sendable {
         return signingKey
     }
 
+    /// When the earliest client certificate of the apps expires (`nil` with token
+    /// authentication only): for the `herald_apns_certificate_expiry_timestamp_seconds` gauge.
+    /// Reads the certificate files again.
+    public func earliestCertificateExpiry(now: Date = Date()) throws(SenderConfigurationError) -> Date? {
+        var earliest: Date?
+        for app in apps {
+            guard let certificate = app.certificate else { continue }
+            let notAfter: Date
+            switch certificate.storage {
+            case .pkcs12(let file, let password):
+                notAfter = try CertificateValidity.checkPKCS12(file: file, password: password, now: now)
+            case .pem(let certificateFile, let keyFile, let keyPassword):
+                notAfter = try CertificateValidity.checkPEM(certificateFile: certificateFile, keyFile: keyFile, keyPassword: keyPassword, now: now)
+            }
+            earliest = min(earliest ?? notAfter, notAfter)
+        }
+        return earliest
+    }
+
     static func checkURL(_ url: String, field: String) throws(SenderConfigurationError) {
         let lower = url.lowercased()
         guard lower.hasPrefix("https://") || lower.hasPrefix("http://"),

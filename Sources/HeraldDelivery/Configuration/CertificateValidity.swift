@@ -6,8 +6,10 @@ import NIOSSL
 /// expired certificate stops the worker with a clear message instead of failing every TLS
 /// handshake later.
 enum CertificateValidity {
-    /// Checks a PEM certificate file (the first certificate in it is the client's) and its key.
-    static func checkPEM(certificateFile: String, keyFile: String, keyPassword: String?, now: Date) throws(SenderConfigurationError) {
+    /// Checks a PEM certificate file (the first certificate in it is the client's) and its key;
+    /// returns when the certificate expires.
+    @discardableResult
+    static func checkPEM(certificateFile: String, keyFile: String, keyPassword: String?, now: Date) throws(SenderConfigurationError) -> Date {
         let text = try CredentialFile.readPEM(certificateFile, "APNs certificate")
         guard text.contains("-----BEGIN CERTIFICATE-----") else {
             throw SenderConfigurationError(.invalidCertificate, file: certificateFile, problem: "holds no PEM certificate (no BEGIN CERTIFICATE block)")
@@ -23,11 +25,8 @@ enum CertificateValidity {
         } catch {
             throw SenderConfigurationError(.invalidCertificate, file: certificateFile, problem: "the certificate cannot be parsed", underlying: "\(error)")
         }
-        try checkDates(
-            notBefore: Date(timeIntervalSince1970: TimeInterval(leaf.notValidBefore)),
-            notAfter: Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter)),
-            file: certificateFile, now: now
-        )
+        let notAfter = Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter))
+        try checkDates(notBefore: Date(timeIntervalSince1970: TimeInterval(leaf.notValidBefore)), notAfter: notAfter, file: certificateFile, now: now)
 
         let keyText = try CredentialFile.readPEM(keyFile, "APNs certificate key")
         do {
@@ -46,14 +45,17 @@ enum CertificateValidity {
         } catch {
             throw SenderConfigurationError(.wrongKeyType, file: keyFile, problem: "the private key cannot be read (wrong password, or not a PEM private key)", underlying: "\(error)")
         }
+        return notAfter
     }
 
     /// Checks a PKCS#12 file: it holds a private key and a certificate, opens with the password,
     /// and its certificate is valid now.
     ///
     /// The structure is read first (``PKCS12Contents``) because NIOSSL ends the process on a
-    /// bundle without a private key or without a certificate instead of throwing.
-    static func checkPKCS12(file: String, password: String?, now: Date) throws(SenderConfigurationError) {
+    /// bundle without a private key or without a certificate instead of throwing. Returns when
+    /// the certificate expires.
+    @discardableResult
+    static func checkPKCS12(file: String, password: String?, now: Date) throws(SenderConfigurationError) -> Date {
         let bytes = try CredentialFile.read(file, "APNs PKCS#12 certificate")
         guard !bytes.isEmpty else {
             throw SenderConfigurationError(.invalidCertificate, file: file, problem: "the PKCS#12 file is empty")
@@ -87,11 +89,9 @@ enum CertificateValidity {
         guard let leaf = bundle.certificateChain.first else {
             throw SenderConfigurationError(.invalidCertificate, file: file, problem: "the PKCS#12 file holds no certificate")
         }
-        try checkDates(
-            notBefore: Date(timeIntervalSince1970: TimeInterval(leaf.notValidBefore)),
-            notAfter: Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter)),
-            file: file, now: now
-        )
+        let notAfter = Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter))
+        try checkDates(notBefore: Date(timeIntervalSince1970: TimeInterval(leaf.notValidBefore)), notAfter: notAfter, file: file, now: now)
+        return notAfter
     }
 
     /// Checks the CA files of a provider's HTTP client (`apns.ca_path`, `fcm.ca_path`, the

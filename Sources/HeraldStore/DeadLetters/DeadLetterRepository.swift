@@ -37,19 +37,22 @@ public struct DeadLetterRepository: Sendable {
                 """,
                 [includeReplayed, limit]
             )
-            return try rows.map { (row) throws(PostgresError) in
-                DeadLetter(
-                    id: try row.decode(String.self, column: "id"),
-                    messageKey: try row.decode(String?.self, column: "message_key"),
-                    queue: try row.decode(String.self, column: "queue"),
-                    errorCode: try row.decode(String.self, column: "error_code"),
-                    reason: try row.decode(String.self, column: "reason"),
-                    eventId: try row.decode(String?.self, column: "event_id"),
-                    createdAt: try row.decode(Date.self, column: "created_at"),
-                    replayedAt: try row.decode(Date?.self, column: "replayed_at")
-                )
-            }
+            return try rows.map { (row) throws(PostgresError) in try Self.letter(row) }
         }
+    }
+
+    /// A `dead_letters` row (every column selected by name).
+    static func letter(_ row: PostgresRow) throws(PostgresError) -> DeadLetter {
+        DeadLetter(
+            id: try row.decode(String.self, column: "id"),
+            messageKey: try row.decode(String?.self, column: "message_key"),
+            queue: try row.decode(String.self, column: "queue"),
+            errorCode: try row.decode(String.self, column: "error_code"),
+            reason: try row.decode(String.self, column: "reason"),
+            eventId: try row.decode(String?.self, column: "event_id"),
+            createdAt: try row.decode(Date.self, column: "created_at"),
+            replayedAt: try row.decode(Date?.self, column: "replayed_at")
+        )
     }
 
     /// Marks a dead letter replayed. Returns whether it existed and was not replayed before.

@@ -1,14 +1,17 @@
 /// What ``DeliveryJournal/claim(_:)`` takes: the messages of a chunk, in arrival order, and
 /// the deliveries each of them makes, in the order they are to be numbered.
 public struct ClaimBatch: Sendable {
-    /// One delivery: the index of its message in ``messages`` and the store id of its device.
+    /// One delivery: the index of its message in ``messages``, the store id of its device, and
+    /// the user it is addressed to (`"0"` for a broadcast; only read with ``countsUnread``).
     public struct Delivery: Sendable, Hashable {
         public var message: Int
         public var deviceRef: Int64
+        public var userId: String
 
-        public init(message: Int, deviceRef: Int64) {
+        public init(message: Int, deviceRef: Int64, userId: String = "0") {
             self.message = message
             self.deviceRef = deviceRef
+            self.userId = userId
         }
     }
 
@@ -16,11 +19,15 @@ public struct ClaimBatch: Sendable {
     /// The event id of each message (same order), kept with the message; empty: none known.
     public var eventIds: [String?]
     public var deliveries: [Delivery]
+    /// Also answer each new delivery's unread count (``ClaimAnswer/unread``), for the app
+    /// badge: the same statement reads the devices' read positions, no extra round trip.
+    public var countsUnread: Bool
 
-    public init(messages: [MessageKey] = [], eventIds: [String?] = [], deliveries: [Delivery] = []) {
+    public init(messages: [MessageKey] = [], eventIds: [String?] = [], deliveries: [Delivery] = [], countsUnread: Bool = false) {
         self.messages = messages
         self.eventIds = eventIds
         self.deliveries = deliveries
+        self.countsUnread = countsUnread
     }
 }
 
@@ -33,9 +40,14 @@ public struct ClaimAnswer: Sendable, Hashable {
     /// Per delivery: the device position reserved for it (consecutive per device, in batch
     /// order), or `nil` when its message was not new or its device no longer exists.
     public var positions: [Int64?]
+    /// With ``ClaimBatch/countsUnread``, per delivery that got a position: how many pushes its
+    /// user has not read on its device, this one included (the app badge; see
+    /// ``DeliveryJournal/claim(_:)``). Empty otherwise.
+    public var unread: [Int?]
 
-    public init(messageIds: [Int64?], positions: [Int64?]) {
+    public init(messageIds: [Int64?], positions: [Int64?], unread: [Int?] = []) {
         self.messageIds = messageIds
         self.positions = positions
+        self.unread = unread
     }
 }

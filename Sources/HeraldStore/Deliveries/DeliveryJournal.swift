@@ -41,6 +41,15 @@ public struct DeliveryJournal: Sendable {
     // MARK: Before sending
 
     /// Starts the batch's messages and reserves positions for the deliveries of the new ones.
+    ///
+    /// Each new message row also gets the number of deliveries it planned (`planned`, what a
+    /// support lookup compares with the recorded ones). With ``ClaimBatch/countsUnread`` the
+    /// same statement reads the read positions of the devices concerned (`device_reads`), and
+    /// the answer carries each delivery's unread count: its position minus its user's last read
+    /// position on the device, less the pushes to other users of the device after that read
+    /// (recorded ones, and earlier ones of this batch). A broadcast counts from the device's
+    /// furthest read. Positions that were never shown (failed, token dead, in doubt) count
+    /// until the next read; a user who never reported a read counts from 0.
     public func claim(_ batch: ClaimBatch) async throws(StoreError) -> ClaimAnswer {
         guard !batch.messages.isEmpty else { return ClaimAnswer(messageIds: [], positions: batch.deliveries.map { _ in nil }) }
         // Distinct keys only: a key repeated in the batch is new at its first place.
@@ -54,24 +63,33 @@ public struct DeliveryJournal: Sendable {
         for (position, index) in distinct.enumerated() { ordinal[index] = position + 1 }
         var deliveryOrdinals: [Int] = []
         var deviceRefs: [Int] = []
+        var planned = [Int](repeating: 0, count: distinct.count)
         deliveryOrdinals.reserveCapacity(batch.deliveries.count)
         deviceRefs.reserveCapacity(batch.deliveries.count)
         for delivery in batch.deliveries {
-            deliveryOrdinals.append(ordinal[delivery.message])
+            let ord = ordinal[delivery.message]
+            deliveryOrdinals.append(ord)
             deviceRefs.append(Int(delivery.deviceRef))
+            if ord > 0, delivery.deviceRef >= 0 { planned[ord - 1] += 1 }
         }
         let keys = distinct.map { batch.messages[$0].digest }
         let stored = distinct.map { batch.messages[$0].stored }
         let eventIds: [String?] = distinct.map { $0 < batch.eventIds.count ? batch.eventIds[$0] : nil }
+        let parameters: [any PostgresBindable] = [
+            keys, stored.map(\.text), PostgresByteaArray(stored.map(\.hash)), eventIds, planned, deliveryOrdinals, deviceRefs,
+        ]
         return try await StoreError.wrap("DeliveryJournal.claim") {
-            let rows = try await client.query(
-                Self.claimSQL, [keys, stored.map(\.text), PostgresByteaArray(stored.map(\.hash)), eventIds, deliveryOrdinals, deviceRefs]
-            )
+            let rows = try await client.query(batch.countsUnread ? Self.claimCountingUnreadSQL : Self.claimSQL, parameters)
             var ids = [Int64?](repeating: nil, count: batch.messages.count)
             var next: [Int64: Int64] = [:]
+            var reads: [Int64: [String: Int64]] = [:]
             for row in rows {
                 let a = Int64(try row.decode(Int.self, at: 1)), b = try row.decode(Int.self, at: 2)
-                if try row.decode(Int.self, at: 0) == 0 { ids[distinct[b - 1]] = a } else { next[a] = Int64(b) }
+                switch try row.decode(Int.self, at: 0) {
+                case 0: ids[distinct[b - 1]] = a
+                case 1: next[a] = Int64(b)
+                default: reads[a, default: [:]][try row.decode(String.self, at: 3)] = Int64(b)
+                }
             }
             var positions = [Int64?](repeating: nil, count: batch.deliveries.count)
             for (index, delivery) in batch.deliveries.enumerated() where ids[delivery.message] != nil {
@@ -79,8 +97,32 @@ public struct DeliveryJournal: Sendable {
                 positions[index] = position
                 next[delivery.deviceRef] = position + 1
             }
-            return ClaimAnswer(messageIds: ids, positions: positions)
+            let unread = batch.countsUnread ? Self.unread(batch.deliveries, positions: positions, reads: reads) : []
+            return ClaimAnswer(messageIds: ids, positions: positions, unread: unread)
         }
+    }
+
+    /// Unread counts for ``claim(_:)``: `reads` holds, per device and user, the read position
+    /// plus the recorded pushes to the device's other users after it.
+    static func unread(_ deliveries: [ClaimBatch.Delivery], positions: [Int64?], reads: [Int64: [String: Int64]]) -> [Int?] {
+        var earlier: [Int64: [String: Int]] = [:]  // per device, this batch's deliveries so far, by user
+        var unread = [Int?](repeating: nil, count: deliveries.count)
+        for (index, delivery) in deliveries.enumerated() {
+            guard let position = positions[index] else { continue }
+            let deviceReads = reads[delivery.deviceRef]
+            var count: Int64
+            if delivery.userId == "0" {
+                count = position - (deviceReads?.values.max() ?? 0)
+            } else {
+                count = position - (deviceReads?[delivery.userId] ?? 0)
+                if let byUser = earlier[delivery.deviceRef], deviceReads?[delivery.userId] != nil {
+                    for (user, n) in byUser where user != delivery.userId && user != "0" { count -= Int64(n) }
+                }
+            }
+            earlier[delivery.deviceRef, default: [:]][delivery.userId, default: 0] += 1
+            unread[index] = Int(max(0, count))
+        }
+        return unread
     }
 
     /// What the journal knows of messages a claim found known; one entry per known key, in no
@@ -139,6 +181,23 @@ public struct DeliveryJournal: Sendable {
                 next[device] = position + 1
                 return position
             }
+        }
+    }
+
+    /// Notes that repeats of these messages (journal ids, one element per repeat) were dropped
+    /// as `AvoidDublication` repeats, for support lookups. Called only for chunks that had
+    /// repeats: one statement on that rare path, none on the common one.
+    public func noteRepeats(_ messageIds: [Int64]) async throws(StoreError) {
+        guard !messageIds.isEmpty else { return }
+        try await StoreError.wrap("DeliveryJournal.noteRepeats") {
+            try await client.execute(
+                """
+                UPDATE messages m SET repeats = coalesce(m.repeats, 0) + c.n, last_repeat_at = now()
+                FROM (SELECT id, count(*) AS n FROM unnest($1::int8[]) AS u(id) GROUP BY id) c
+                WHERE m.id = c.id
+                """,
+                [messageIds.map { Int($0) }]
+            )
         }
     }
 
@@ -255,18 +314,26 @@ public struct DeliveryJournal: Sendable {
     /// Creates the rows of new messages and bumps the position counters of their deliveries'
     /// devices. Answers `(0, message id, ordinal)` per new message and `(1, device id, first
     /// reserved position)` per device.
-    static let claimSQL = """
+    static let claimSQL = claimSQL(countingUnread: false)
+
+    /// ``claimSQL`` that also answers `(2, device id, read position + pushes to other users
+    /// after it, user id)` per read row of the devices concerned. The count of other users'
+    /// pushes reads the journal only for a device shared by several users.
+    static let claimCountingUnreadSQL = claimSQL(countingUnread: true)
+
+    static func claimSQL(countingUnread: Bool) -> String {
+        """
         WITH m AS (
-            SELECT * FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::text[]) WITH ORDINALITY AS m(key, key_text, key_hash, event_id, ord)
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::text[], $5::int4[]) WITH ORDINALITY AS m(key, key_text, key_hash, event_id, planned, ord)
         ),
         fresh AS (
-            INSERT INTO messages (key, key_text, key_hash, event_id) SELECT key, key_text, key_hash, event_id FROM m
+            INSERT INTO messages (key, key_text, key_hash, event_id, planned) SELECT key, key_text, key_hash, event_id, planned FROM m
             ON CONFLICT (key) DO NOTHING
             RETURNING key, id
         ),
         counts AS (
             SELECT d.device_ref, count(*) AS n
-            FROM unnest($5::int8[], $6::int8[]) AS d(ord, device_ref)
+            FROM unnest($6::int8[], $7::int8[]) AS d(ord, device_ref)
             JOIN m ON m.ord = d.ord JOIN fresh f ON f.key = m.key
             GROUP BY d.device_ref
         ),
@@ -275,10 +342,20 @@ public struct DeliveryJournal: Sendable {
             FROM counts c WHERE p.device_ref = c.device_ref
             RETURNING p.device_ref, p.next_position - c.n AS first
         )
-        SELECT 0, f.id, m.ord FROM fresh f JOIN m ON m.key = f.key
+        SELECT 0, f.id, m.ord\(countingUnread ? ", NULL::text" : "") FROM fresh f JOIN m ON m.key = f.key
         UNION ALL
-        SELECT 1, b.device_ref, b.first FROM bumped b
+        SELECT 1, b.device_ref, b.first\(countingUnread ? ", NULL::text" : "") FROM bumped b
+        \(countingUnread ? """
+        UNION ALL
+        SELECT 2, r.device_ref,
+            r.position + CASE WHEN EXISTS (SELECT 1 FROM device_users du WHERE du.device_ref = r.device_ref AND du.user_id <> r.user_id)
+                THEN (SELECT count(*) FROM journal j WHERE j.device_ref = r.device_ref AND j.position > r.position AND j.user_id <> r.user_id AND j.user_id <> '0')
+                ELSE 0 END,
+            r.user_id
+        FROM device_reads r WHERE r.device_ref IN (SELECT device_ref FROM counts)
+        """ : "")
         """
+    }
 
     static func insertSQL(onConflict: Bool) -> String {
         """

@@ -8,5 +8,6 @@ enum StoreMigrations {
     static let all: [Migration] = [
         Migration(version: 1, name: "initial", sql: String(decoding: PackageResources._001_initial_sql, as: UTF8.self)),
         Migration(version: 2, name: "journal", sql: String(decoding: PackageResources._002_journal_sql, as: UTF8.self)),
+        Migration(version: 3, name: "support", sql: String(decoding: PackageResources._003_support_sql, as: UTF8.self)),
     ]
 }

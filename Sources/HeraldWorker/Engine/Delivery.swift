@@ -18,6 +18,10 @@ final class Delivery: @unchecked Sendable {
     let position: Int64
     /// Within this process: the same delivery of another copy of its message joins it.
     let joinKey: JoinKey
+    /// The unread count for the app badge (``HeraldStore/ClaimAnswer/unread``); `nil` when not
+    /// counted (badges off, or a delivery resumed from the journal): the payload has no badge
+    /// and the device keeps the one it shows.
+    let badge: Int?
 
     // Engine-owned.
     /// The journal had no outcome for it while its message was known (a crash, a lost
@@ -39,8 +43,9 @@ final class Delivery: @unchecked Sendable {
 
     init(
         context: MessageContext, recipient: Recipient, rendered: RenderedNotification, deviceRef: Int64, position: Int64,
-        inDoubt: Bool, attempts: Int, hasPendingRow: Bool
+        inDoubt: Bool, attempts: Int, hasPendingRow: Bool, badge: Int? = nil
     ) {
+        self.badge = badge
         self.context = context
         self.recipient = recipient
         self.rendered = rendered

@@ -423,7 +423,7 @@ final class DeliveryEngine: Sendable {
             if delivery.payload == nil {
                 do {
                     delivery.payload = try settings.builder.build(
-                        delivery.rendered, event: delivery.context.event, target: target, deliveryKey: key, now: now, position: delivery.position
+                        delivery.rendered, event: delivery.context.event, target: target, deliveryKey: key, now: now, badge: delivery.badge, position: delivery.position
                     )
                 } catch {
                     logger.warning("Payload cannot be built; delivery failed", metadata: metadata(delivery, [LogKey.error: "\(error)"]))

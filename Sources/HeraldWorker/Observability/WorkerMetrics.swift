@@ -40,6 +40,16 @@ final class WorkerMetrics: Sendable {
     private let waitingMetrics = Platform.allCases.map { Gauge(label: "herald_deliveries_waiting", dimensions: [("provider", $0.provider)]) }
     let latency = LatencyHistogram()
 
+    init() {
+        // Exported from the start (closed, nothing waiting), so that dashboards and alerts see
+        // the series before the first outage; apps other than the default one appear when
+        // their breaker first changes.
+        for platform in Platform.allCases {
+            circuit(provider: platform, app: nil, state: .closed)
+            waiting(platform, 0)
+        }
+    }
+
     private let consumedMetric = Counter(label: "herald_messages_consumed_total")
     private let ackedMetric = Counter(label: "herald_messages_acked_total")
     private let duplicateMetric = Counter(label: "herald_messages_duplicate_total")

@@ -32,17 +32,20 @@ struct ClaimStage: Sendable {
     let metrics: WorkerMetrics
     let retry: StoreRetry
     let logger: Logger
+    /// Ask the claim for each delivery's unread count (the app badge, when the payloads carry
+    /// it): read in the claim statement itself, no extra round trip.
+    var countsUnread = false
 
     func process(_ chunk: [PlannedMessage]) async {
         guard !chunk.isEmpty else { return }
-        var batch = ClaimBatch()
+        var batch = ClaimBatch(countsUnread: countsUnread)
         batch.messages.reserveCapacity(chunk.count)
         batch.eventIds.reserveCapacity(chunk.count)
         for (index, planned) in chunk.enumerated() {
             batch.messages.append(planned.key)
             batch.eventIds.append(planned.event.id)
             for recipient in planned.recipients {
-                batch.deliveries.append(ClaimBatch.Delivery(message: index, deviceRef: recipient.subscription.deviceRef ?? -1))
+                batch.deliveries.append(ClaimBatch.Delivery(message: index, deviceRef: recipient.subscription.deviceRef ?? -1, userId: recipient.addressedUserId))
             }
         }
         guard let answer = await retry.run("DeliveryJournal.claim", { () async throws(StoreError) in try await journal.claim(batch) }) else { return }
@@ -67,6 +70,7 @@ struct ClaimStage: Sendable {
             for history in loaded { histories[history.key.digest] = history }
         }
         var resumed = KnownDeliveries()
+        var repeatsOf: [Int64] = []  // journal ids of the messages whose repeats were dropped
         let now = Date()
         for index in known {
             let planned = chunk[index]
@@ -77,6 +81,7 @@ struct ClaimStage: Sendable {
             }
             if planned.dropsRepeats, now.timeIntervalSince(history.receivedAt) < journal.duplicateWindow.seconds {
                 dropRepeat(planned)
+                repeatsOf.append(history.id)
                 resumed.repeats.insert(index)
                 continue
             }
@@ -108,13 +113,14 @@ struct ClaimStage: Sendable {
                     }
                     attachments.append(.start(Delivery(
                         context: context, recipient: recipient, rendered: planned.rendered[offset], deviceRef: deviceRef, position: position,
-                        inDoubt: false, attempts: 0, hasPendingRow: false
+                        inDoubt: false, attempts: 0, hasPendingRow: false, badge: answer.unread.isEmpty ? nil : answer.unread[next + offset]
                     )))
                 }
                 fanOut.append((planned.message, attachments))
             } else if let id = repeatedInChunk[index] {
                 if planned.dropsRepeats {
                     dropRepeat(planned)
+                    repeatsOf.append(id)
                     continue
                 }
                 let joins = planned.recipients.compactMap { recipient in
@@ -149,6 +155,15 @@ struct ClaimStage: Sendable {
         let (started, settled) = tracker.fanOut(fanOut)
         acknowledger.ack(settled)
         engine.enqueue(started)
+        if !repeatsOf.isEmpty {
+            // For support lookups only, after the acknowledgements: not retried, and a failure
+            // costs nothing but the note.
+            do {
+                try await journal.noteRepeats(repeatsOf)
+            } catch {
+                logger.warning("Could not note dropped repeats for support lookups", metadata: [LogKey.error: "\(error)"])
+            }
+        }
     }
 
     /// An `AvoidDublication` repeat: acknowledged without delivery.

@@ -122,7 +122,8 @@ public final class WorkerService: Service, Sendable {
                 audience: BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: configuration.broadcastAudienceTTL), metrics: metrics, retry: retry
             ),
             claims: ClaimStage(
-                journal: store.journal, tracker: tracker, engine: engine, acknowledger: acknowledger, metrics: metrics, retry: retry, logger: logger
+                journal: store.journal, tracker: tracker, engine: engine, acknowledger: acknowledger, metrics: metrics, retry: retry, logger: logger,
+                countsUnread: configuration.payloadBuilder.carriesBadge
             ),
             engine: engine
         )

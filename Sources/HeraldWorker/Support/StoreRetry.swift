@@ -1,17 +1,27 @@
 import HeraldCore
 import HeraldStore
 import Logging
+import Metrics
 
 /// Runs a store call until it succeeds, backing off between failures, or until `giveUp` says
 /// to stop (the worker is stopping or aborting). A transient failure (the database restarting)
 /// is logged as a warning, any other as an error; both are retried, because a message whose
 /// deliveries cannot be looked up or recorded must not be acknowledged, and dropping it would
-/// lose it.
+/// lose it. Each failure counts in `herald_store_errors_total` (the dashboard's and alerts'
+/// database errors).
 struct StoreRetry: Sendable {
     let stop: StopSignal
     let initialDelay: Duration
     let maxDelay: Duration
     let logger: Logger
+    private let errors = Counter(label: "herald_store_errors_total")
+
+    init(stop: StopSignal, initialDelay: Duration, maxDelay: Duration, logger: Logger) {
+        self.stop = stop
+        self.initialDelay = initialDelay
+        self.maxDelay = maxDelay
+        self.logger = logger
+    }
 
     /// The call's value, or nil when it gave up.
     func run<T>(
@@ -24,6 +34,7 @@ struct StoreRetry: Sendable {
             do {
                 return try await body()
             } catch {
+                errors.increment()
                 let delay = backoff.next()
                 let metadata: Logger.Metadata = [LogKey.error: "\(error)", LogKey.retryIn: "\(delay)", LogKey.operation: "\(operation)"]
                 if error.isTransient {

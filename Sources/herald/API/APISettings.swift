@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldDelivery
 import HeraldHTTP
 import HeraldStore
+import HeraldWorker
 import Hummingbird
 import Logging
 
@@ -16,7 +17,8 @@ import Logging
 /// detected), `api.jwt_leeway`, `api.jwt_issuer`, `api.jwt_audience`; `api.introspection_url`,
 /// `api.introspection_client_id`, `api.introspection_client_secret`,
 /// `api.introspection_cache_ttl`, `api.introspection_timeout`; resend:
-/// `api.resend_summary_threshold`, `api.resend_summary_event`, `api.resend_payload_profile`.
+/// `api.resend_summary_threshold`, `api.resend_summary_event`, `api.resend_payload_profile`;
+/// operators: `api.admin_token` (and `worker.partitions`, to find partition copies).
 ///
 /// Throws `ConfigurationError` naming the key and where its value came from.
 enum APISettings {
@@ -34,6 +36,10 @@ enum APISettings {
         configuration.resend.summaryThreshold = try settings.int(.apiResendSummaryThreshold, default: 10, range: 1...configuration.resend.maxEntries)
         configuration.resend.summaryEventId = settings.string(.apiResendSummaryEvent, default: configuration.resend.summaryEventId)
         configuration.resend.payloadProfile = try settings.choice(.apiResendPayloadProfile, default: PayloadProfile.legacy)
+        configuration.badgeSync = try settings.bool(.apiBadgeSync, default: false)
+        if let token = settings.string(.apiAdminToken) {
+            configuration.admin = AdminConfiguration(token: token, partitions: try settings.int(.workerPartitions, default: 0, range: 0...PartitionLayout.maximumCount))
+        }
         do {
             try configuration.validate()
         } catch {

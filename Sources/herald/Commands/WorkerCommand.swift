@@ -54,9 +54,10 @@ struct WorkerCommand: AsyncParsableCommand {
             }
             _ = PrometheusMetrics.registry  // before the worker creates its counters
         }
-        let (worker, store) = try await prepare(settings: settings, logger: logger, name: "herald worker")
+        let (worker, store, sender) = try await prepareWithSender(settings: settings, logger: logger, name: "herald worker")
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: worker)]
         if let endpoint {
+            services.append(.init(service: operationsMetrics(settings: settings, worker: worker, sender: sender, logger: logger)))
             services.append(.init(service: APIServer.makeOperationsApplication(
                 host: endpoint.host, port: endpoint.port, store: store, readinessChecks: ["worker": WorkerNotConsuming.check(worker)],
                 metrics: PrometheusMetrics.render, logger: logger,
@@ -64,6 +65,19 @@ struct WorkerCommand: AsyncParsableCommand {
             )))
         }
         try await runGroup(services, worker: worker, store: store, logger: logger, name: "herald worker")
+    }
+
+    /// The queue depths, provider counters and certificate expiry that the dashboard and the
+    /// alerts use (``OperationsMetrics``), for a process that serves `/metrics`.
+    static func operationsMetrics(settings: Settings, worker: WorkerService, sender: any PushSender, logger: Logger) -> OperationsMetrics {
+        var expiry: Date?
+        if sender is RoutingSender {
+            expiry = (try? SenderSettings.apnsConfiguration(settings: settings)).flatMap { try? $0?.earliestCertificateExpiry() }
+        }
+        return OperationsMetrics(
+            amqp: worker.configuration.amqp, topology: worker.configuration.topology, partitions: worker.configuration.partitions, sender: sender,
+            certificateExpiry: expiry, logger: logger
+        )
     }
 
     /// Runs `services` (the worker first: a graceful shutdown stops them in reverse order) until

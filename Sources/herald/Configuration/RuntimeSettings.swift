@@ -87,7 +87,10 @@ enum RuntimeSettings {
         configuration.shutdownTimeout = try settings.duration(.workerShutdownTimeout, default: .seconds(30))
         configuration.retryPolicy.maxAttempts = try settings.int(.workerMaxAttempts, default: 8, range: 1...1_000)
         configuration.retryPolicy.maxDelay = try settings.duration(.workerMaxRetryDelay, default: .seconds(300))
-        configuration.payloadBuilder = PayloadBuilder(profile: try settings.choice(.workerPayloadProfile, default: PayloadProfile.legacy))
+        configuration.payloadBuilder = PayloadBuilder(
+            profile: try settings.choice(.workerPayloadProfile, default: PayloadProfile.legacy),
+            legacyBadge: try settings.bool(.workerLegacyBadge, default: false)
+        )
         configuration.broadcastAudienceTTL = try settings.duration(.workerBroadcastCache, default: .seconds(2))
         configuration.partitions = try settings.int(.workerPartitions, default: 0, range: 0...PartitionLayout.maximumCount)
         let failures = try settings.int(.workerCircuitFailures, default: 10, range: 0...1_000_000)

@@ -47,6 +47,7 @@ extension SettingKey {
     static let workerMaxAttempts = SettingKey("worker", "max_attempts", help: "Attempts per delivery before it is recorded as failed (default 8).")
     static let workerMaxRetryDelay = SettingKey("worker", "max_retry_delay", help: "Longest wait between two attempts (default 5m).")
     static let workerPayloadProfile = SettingKey("worker", "payload_profile", help: "Payload shapes: legacy (seed 000) or modern (default legacy).")
+    static let workerLegacyBadge = SettingKey("worker", "legacy_badge", help: "Legacy payloads carry the unread count too (aps.badge, FCM data.badge); the modern profile always does (default false).")
     static let workerPartitions = SettingKey("worker", "partitions", help: "Partition queues that keep each user's order across worker processes; 0 = off (default 0). Every process of an installation must use the same value.")
     static let workerBroadcastCache = SettingKey("worker", "broadcast_cache", help: "How long the device list of a broadcast is reused (default 2s; 0 reads it every time).")
     static let workerCircuitFailures = SettingKey("worker", "circuit_failures", help: "Provider faults (5xx, no connection, timeouts) within 10s, at least half of the answers, that open a provider's circuit breaker: its deliveries then wait in the broker (default 10; 0 = never open).")
@@ -97,6 +98,8 @@ extension SettingKey {
     static let apiRateLimitBurst = SettingKey("api", "rate_limit_burst", help: "Requests a user may make at once (default 40).")
     static let apiResendSummaryThreshold = SettingKey("api", "resend_summary_threshold", help: "More missed pushes than this are replaced by one summary push on resend (default 10).")
     static let apiResendSummaryEvent = SettingKey("api", "resend_summary_event", help: "Template event id of the summary push; {0} is the count (default MissedNotifications).")
+    static let apiBadgeSync = SettingKey("api", "badge_sync", help: "A read reported on one device counts on the user's other devices, which get a badge-only push (default false).")
+    static let apiAdminToken = SettingKey("api", "admin_token", secret: true, help: "Bearer key of the operators' /v1/admin routes (at least 32 characters); app users' tokens never open them (default: none, the routes are off).")
     static let apiResendPayloadProfile = SettingKey("api", "resend_payload_profile", help: "Payload profile of the summary push: legacy or modern (default legacy).")
 
     // MARK: log
@@ -109,7 +112,7 @@ extension SettingKey {
         .databaseURL, .databasePoolSize,
         .workerThreads, .workerSender, .workerLogSenderFile, .workerShutdownTimeout, .workerDedupeRetention,
         .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache, .workerMetricsListen, .workerPartitions,
-        .workerCircuitFailures, .workerCircuitOpen, .workerCircuitMaxOpen,
+        .workerLegacyBadge, .workerCircuitFailures, .workerCircuitOpen, .workerCircuitMaxOpen,
         .templatesDefaultCulture,
         .apnsKeyPath, .apnsKeyID, .apnsTeamID, .apnsTopic, .apnsEnvironment, .apnsURL, .apnsCertPath,
         .apnsCertKeyPath, .apnsCertPassword, .apnsCAPath,
@@ -118,7 +121,7 @@ extension SettingKey {
         .apiListen, .apiJWTSecret, .apiJWTPublicKeyPath, .apiIntrospectionURL, .apiIntrospectionClientID,
         .apiIntrospectionClientSecret, .apiIntrospectionCacheTTL, .apiIntrospectionTimeout, .apiJWTLeeway, .apiJWTIssuer,
         .apiJWTAudience, .apiLegacyBasePath, .apiMaxBodyBytes, .apiRateLimitPerSecond, .apiRateLimitBurst,
-        .apiResendSummaryThreshold, .apiResendSummaryEvent, .apiResendPayloadProfile,
+        .apiResendSummaryThreshold, .apiResendSummaryEvent, .apiResendPayloadProfile, .apiAdminToken, .apiBadgeSync,
         .logLevel, .logFormat,
     ]
 

@@ -1,0 +1,125 @@
+import Foundation
+import HeraldCore
+import HeraldPostgres
+
+/// What a user has read on a device, and how many pushes are left unread (the app badge,
+/// seed 000 requirement 8).
+public struct ReadState: Sendable, Hashable {
+    /// The last position the user reported as read on the device (reads only move forward).
+    public var position: Int
+    /// Pushes sent to the device for the user (or broadcast) after it.
+    public var unread: Int
+
+    public init(position: Int, unread: Int) {
+        self.position = position
+        self.unread = unread
+    }
+}
+
+extension DeviceRepository {
+    /// Records that `userId` has read the device's notifications up to `position` (a smaller
+    /// position than the one stored changes nothing) and answers what is left unread. The
+    /// worker reads these positions in its claim to put the unread count on each push.
+    /// `nil` when the device does not exist.
+    public func markRead(deviceId: String, app: String? = nil, userId: String, position: Int) async throws(StoreError) -> ReadState? {
+        try await StoreError.wrap("DeviceRepository.markRead") {
+            let rows = try await client.query(
+                """
+                WITH up AS (
+                    INSERT INTO device_reads (device_ref, user_id, position)
+                    SELECT id, $3, $4 FROM devices WHERE app = $1 AND device_id = $2
+                    ON CONFLICT (device_ref, user_id) DO UPDATE SET position = greatest(device_reads.position, EXCLUDED.position), read_at = now()
+                    RETURNING device_ref, position
+                )
+                SELECT up.position, (
+                    SELECT count(*) FROM journal j
+                    WHERE j.device_ref = up.device_ref AND j.position > up.position AND j.user_id IN ($3, '0') AND j.state = 'sent'
+                ) FROM up
+                """,
+                [app ?? Self.defaultApp, deviceId, userId, position]
+            )
+            guard let row = rows.first else { return nil }
+            return ReadState(position: try row.decode(Int.self, at: 0), unread: try row.decode(Int.self, at: 1))
+        }
+    }
+
+    /// The read state of `userId` on the device (position 0 when it never reported one); `nil`
+    /// when the device does not exist.
+    public func readState(deviceId: String, app: String? = nil, userId: String) async throws(StoreError) -> ReadState? {
+        try await StoreError.wrap("DeviceRepository.readState") {
+            let rows = try await client.query(
+                """
+                SELECT coalesce(r.position, 0), (
+                    SELECT count(*) FROM journal j
+                    WHERE j.device_ref = d.id AND j.position > coalesce(r.position, 0) AND j.user_id IN ($3, '0') AND j.state = 'sent'
+                )
+                FROM devices d LEFT JOIN device_reads r ON r.device_ref = d.id AND r.user_id = $3
+                WHERE d.app = $1 AND d.device_id = $2
+                """,
+                [app ?? Self.defaultApp, deviceId, userId]
+            )
+            guard let row = rows.first else { return nil }
+            return ReadState(position: try row.decode(Int.self, at: 0), unread: try row.decode(Int.self, at: 1))
+        }
+    }
+}
+
+/// Another device of a user whose read position a read elsewhere moved (``DeviceRepository/propagateRead(deviceId:app:userId:after:upTo:)``).
+public struct PropagatedRead: Sendable, Hashable {
+    public var deviceId: String
+    public var app: String
+    public var platform: Platform
+    public var token: String
+    public var state: ReadState
+}
+
+extension DeviceRepository {
+    /// The user read, on one device, the notifications in positions `after+1 … upTo`: the same
+    /// notifications (the same messages) are read on the user's other devices too. Moves their
+    /// read positions forward to the last of those messages there, and answers the devices with
+    /// a working token whose position moved, with their unread counts (to send them a badge
+    /// update). For `api.badge_sync`; off the hot path.
+    public func propagateRead(deviceId: String, app: String? = nil, userId: String, after: Int, upTo: Int) async throws(StoreError) -> [PropagatedRead] {
+        guard upTo > after else { return [] }
+        return try await StoreError.wrap("DeviceRepository.propagateRead") {
+            let rows = try await client.query(
+                """
+                WITH src AS (SELECT id FROM devices WHERE app = $1 AND device_id = $2),
+                read AS (
+                    SELECT DISTINCT j.message_id FROM journal j JOIN src ON j.device_ref = src.id
+                    WHERE j.position > $4 AND j.position <= $5 AND j.user_id IN ($3, '0') AND j.message_id <> 0
+                ),
+                other AS (
+                    SELECT j.device_ref, max(j.position) AS position
+                    FROM journal j JOIN read r ON r.message_id = j.message_id
+                    JOIN device_users du ON du.device_ref = j.device_ref AND du.user_id = $3
+                    WHERE j.device_ref NOT IN (SELECT id FROM src) AND j.user_id IN ($3, '0')
+                    GROUP BY j.device_ref
+                ),
+                up AS (
+                    INSERT INTO device_reads (device_ref, user_id, position) SELECT device_ref, $3, position FROM other
+                    ON CONFLICT (device_ref, user_id) DO UPDATE SET position = greatest(device_reads.position, EXCLUDED.position), read_at = now()
+                    WHERE device_reads.position < EXCLUDED.position
+                    RETURNING device_ref, position
+                )
+                SELECT d.device_id, d.app, d.platform, d.token, up.position, (
+                    SELECT count(*) FROM journal j
+                    WHERE j.device_ref = up.device_ref AND j.position > up.position AND j.user_id IN ($3, '0') AND j.state = 'sent'
+                ) AS unread
+                FROM up JOIN devices d ON d.id = up.device_ref
+                WHERE d.token IS NOT NULL AND d.token_state = 'active'
+                ORDER BY d.app, d.device_id
+                """,
+                [app ?? Self.defaultApp, deviceId, userId, after, upTo]
+            )
+            return try rows.compactMap { (row) throws(PostgresError) -> PropagatedRead? in
+                guard let platform = Platform(rawValue: try row.decode(String.self, at: 2)) else { return nil }
+                return PropagatedRead(
+                    deviceId: try row.decode(String.self, at: 0), app: try row.decode(String.self, at: 1), platform: platform,
+                    token: try row.decode(String.self, at: 3),
+                    state: ReadState(position: try row.decode(Int.self, at: 4), unread: try row.decode(Int.self, at: 5))
+                )
+            }
+        }
+    }
+}
