@@ -15,6 +15,8 @@ public struct SupportDelivery: Sendable, Hashable {
     }
 
     /// `sent`, `retrying`, `token_dead`, `failed` (what `herald deliveries` prints).
+    /// `retrying` for a pending row; `deferred` while its provider's circuit breaker keeps it in
+    /// the wait queue; otherwise the journal's state.
     public var stateName: String { status.state == .pending ? "retrying" : status.state.rawValue }
 
     /// When the provider accepted it (the row's time, for a sent delivery).
