@@ -256,13 +256,17 @@ def analyze(folder: Path, offline=False):
                 recovery = b
                 break
         row["recovery_s"] = recovery
+        row["measured_until_s"] = max(buckets) if buckets else None
         per_fault.append(row)
 
     logs = worker_log_lines(folder)
     log_times = [x[0] for x in logs]
-    for row, f in zip(per_fault, faults):
-        lo, hi = bisect.bisect_left(log_times, f["start"] - 1), bisect.bisect_right(log_times, f["end"] + 60)
-        counter = collections.Counter((lvl, msg[:140]) for _, _, lvl, msg in logs[lo:hi] if lvl in ("warning", "error", "critical"))
+    routine = {"Consuming", "Consuming partitions", "APNs sender ready", "FCM sender ready"}
+    for n, (row, f) in enumerate(zip(per_fault, faults)):
+        # From the fault's start to 60 s after its end, or to the next fault's start.
+        until = min([f["end"] + 60] + [g["start"] for g in faults[n + 1:]])
+        lo, hi = bisect.bisect_left(log_times, f["start"] - 1), bisect.bisect_right(log_times, until)
+        counter = collections.Counter((lvl, msg[:140]) for _, _, lvl, msg in logs[lo:hi] if lvl != "debug" and lvl != "trace" and msg not in routine)
         row["logged"] = [dict(level=l, message=m, count=c) for (l, m), c in counter.most_common(6)]
 
     services = {} if offline else asyncio.run(broker_and_journal(run))
@@ -332,9 +336,10 @@ def render(s):
             wait = f"healthy {fmt_s(f['healthy_max_wait'])} / failing {fmt_s(f['failing_max_wait'])}"
         else:
             wait = f"all {fmt_s(f.get('max_wait'))}"
-        w(f"| {i} | {f['fault']} | {target} | {f['seconds']} s | {wait} | {f.get('lost_of_events_published_during', '')} | {fmt_s(f['recovery_s'])} |")
+        recovery = fmt_s(f["recovery_s"]) if f["recovery_s"] is not None else f"> {f['measured_until_s']} s (not in the run)"
+        w(f"| {i} | {f['fault']} | {target} | {f['seconds']} s | {wait} | {f.get('lost_of_events_published_during', '')} | {recovery} |")
     w("")
-    w("What the workers logged (warning and above) in each fault's window, most frequent first:\n")
+    w("What the workers logged in each fault's window (its start to 60 s after its end or the next fault), most frequent first:\n")
     for i, f in enumerate(s["faults"], 1):
         if f["logged"]:
             w(f"- {i} {f['fault']}: " + "; ".join(f"{l['count']}× {l['level']} \"{l['message']}\"" for l in f["logged"][:4]))

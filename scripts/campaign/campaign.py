@@ -570,7 +570,7 @@ class Campaign:
         else:
             raise ValueError(kind)
         ended = now()
-        self.run.note("fault-end", fault=kind, seconds=round(ended - started, 1), **detail)
+        self.run.note("fault-end", fault=kind, lasted=round(ended - started, 1), **detail)
         self.faults_done.append(dict(fault=kind, start=started, end=ended, **detail))
 
     def plan(self, minutes):
@@ -612,7 +612,10 @@ class Campaign:
             if budget < expected + 10:
                 self.run.note("fault-skipped", fault=kind, reason="not enough time left")
                 continue
-            await self.fault(kind, **detail)
+            try:
+                await self.fault(kind, **detail)
+            except Exception as error:  # a fault that could not be carried out is noted, not fatal
+                self.run.note("fault-error", fault=kind, error=repr(error))
             await asyncio.sleep(self.rng.uniform(self.args.gap_min, self.args.gap_max))
 
     async def sample(self, stop: asyncio.Event):
