@@ -275,6 +275,12 @@ class Publisher:
                 await asyncio.sleep(0.5)
         return None, None
 
+    @staticmethod
+    def tagged(channel, coroutine):
+        future = asyncio.ensure_future(coroutine)
+        future.channel = channel
+        return future
+
     async def publish_one(self, channel, seq, body, message_id, users, first_time):
         properties = aiormq.spec.Basic.Properties(
             content_type="application/xml", delivery_mode=2, message_id=message_id,
@@ -307,7 +313,7 @@ class Publisher:
                 # Everything not confirmed goes again, oldest first, same message-id.
                 for seq, (body, message_id, users, first_time) in sorted(self.pending.items()):
                     self.republished += 1
-                    inflight.add(asyncio.ensure_future(self.publish_one(channel, seq, body, message_id, users, first_time)))
+                    inflight.add(self.tagged(channel, self.publish_one(channel, seq, body, message_id, users, first_time)))
                 next_tick = max(next_tick, now())
             delay = next_tick - now()
             if delay > 0:
@@ -323,17 +329,17 @@ class Publisher:
                 message_id = f"{self.run_id}-{seq}"
                 t = now()
                 self.pending[seq] = (body, message_id, users, t)
-                inflight.add(asyncio.ensure_future(self.publish_one(channel, seq, body, message_id, users, t)))
+                inflight.add(self.tagged(channel, self.publish_one(channel, seq, body, message_id, users, t)))
             done = {f for f in inflight if f.done()}
             for f in done:
-                if f.exception() is not None:
-                    channel = None if channel is None or channel.is_closed else channel
-                    if channel is not None:
-                        try:
-                            await channel.close()
-                        except Exception:
-                            pass
-                        channel = None
+                # A publish that failed on the current channel: start over on a new one (failures
+                # of an earlier channel's publishes are already being retried).
+                if f.exception() is not None and channel is not None and getattr(f, "channel", None) is channel:
+                    try:
+                        await channel.close()
+                    except Exception:
+                        pass
+                    channel = None
             inflight -= done
         # Finish: confirm everything still pending (reconnecting if needed), bounded.
         end = now() + 120
@@ -347,7 +353,7 @@ class Publisher:
                     break
                 for seq, (body, message_id, users, first_time) in sorted(self.pending.items()):
                     self.republished += 1
-                    inflight.add(asyncio.ensure_future(self.publish_one(channel, seq, body, message_id, users, first_time)))
+                    inflight.add(self.tagged(channel, self.publish_one(channel, seq, body, message_id, users, first_time)))
         self.run.note("publisher-done", published=self.confirmed, unconfirmed=len(self.pending), republished=self.republished)
         if connection is not None:
             try:
@@ -720,8 +726,8 @@ def main():
     parser.add_argument("--cut-seconds", type=float, default=30)
     parser.add_argument("--gap-min", type=float, default=10)
     parser.add_argument("--gap-max", type=float, default=25)
-    parser.add_argument("--drain-seconds", type=float, default=420, help="longest wait for the backlog after publishing")
-    parser.add_argument("--quiet-seconds", type=float, default=150, help="stop waiting when nothing new arrives this long")
+    parser.add_argument("--drain-seconds", type=float, default=900, help="longest wait for the backlog after publishing")
+    parser.add_argument("--quiet-seconds", type=float, default=180, help="stop waiting when nothing new arrives this long")
     parser.add_argument("--faults", help="only these fault kinds, comma separated")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--out", help="run folder (default /tmp/herald-campaign-<time>)")
