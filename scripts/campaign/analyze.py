@@ -235,6 +235,13 @@ def analyze(folder: Path, offline=False):
             failing = platform_of[f["provider"]]
             healthy = [v for _, v, pl in during if pl != failing]
             row["healthy_max_wait"] = max(healthy) if healthy else None
+            # What the outage added: the healthy provider's longest wait minus its longest wait
+            # for events published in the minute before (a backlog from earlier faults).
+            plo = bisect.bisect_left(publish_times, f["start"] - 60)
+            before = [v for _, v, pl in by_publish[plo:lo] if pl != failing]
+            row["healthy_wait_before"] = max(before) if before else None
+            if healthy and before:
+                row["healthy_added_wait"] = max(0.0, max(healthy) - max(before))
             row["healthy_p99_wait"] = percentile(healthy, 99)
             row["failing_max_wait"] = max((v for _, v, pl in during if pl == failing), default=None)
             lost_during = sum(1 for k, t in expected.items() if f["start"] <= t <= f["end"] and k not in first_arrival)
@@ -271,6 +278,7 @@ def analyze(folder: Path, offline=False):
 
     services = {} if offline else asyncio.run(broker_and_journal(run))
     healthy_waits = [r["healthy_max_wait"] for r in per_fault if r.get("healthy_max_wait") is not None]
+    healthy_added = [r["healthy_added_wait"] for r in per_fault if r.get("healthy_added_wait") is not None]
     summary = dict(
         run_id=run["run_id"], cluster=run.get("cluster"),
         events_published=len(events), publisher_republished=run.get("republished"), publisher_unconfirmed=run.get("unconfirmed"),
@@ -285,6 +293,7 @@ def analyze(folder: Path, offline=False):
         peak_rss_mib=[round(k / 1024, 1) for k in workers.get("peak_rss_kib", [])], worker_incarnations=workers.get("incarnations"),
         worker_unexpected_exits=workers.get("unexpected_exits", []),
         longest_healthy_provider_wait=max(healthy_waits) if healthy_waits else None,
+        longest_healthy_provider_added_wait=max(healthy_added) if healthy_added else None,
         baseline_latency={p: dict(p50=percentile(v, 50), p99=percentile(v, 99), max=max(v) if v else None, n=len(v)) for p, v in baseline.items()},
         recovery_threshold_s=threshold,
         faults=per_fault,
@@ -316,7 +325,8 @@ def render(s):
     w(f"| peak RSS per worker slot | {', '.join(f'{m} MiB' for m in s['peak_rss_mib'])} |")
     w(f"| worker processes started per slot | {s['worker_incarnations']} |")
     w(f"| workers that exited on their own (crashes) | {len(s['worker_unexpected_exits'])} |")
-    w(f"| **longest wait of the healthy provider** during the other's outage | **{fmt_s(s['longest_healthy_provider_wait'])}** |")
+    w(f"| **longest wait of the healthy provider** during the other's outage (publish to push) | **{fmt_s(s['longest_healthy_provider_wait'])}** |")
+    w(f"| of which added by the outage (minus its longest wait in the minute before) | **{fmt_s(s['longest_healthy_provider_added_wait'])}** |")
     for p, b in s["baseline_latency"].items():
         w(f"| publish→push latency away from faults, {p} | p50 {fmt_s(b['p50'])}, p99 {fmt_s(b['p99'])}, max {fmt_s(b['max'])} ({b['n']:,}) |")
     w("")
@@ -333,7 +343,7 @@ def render(s):
     for i, f in enumerate(s["faults"], 1):
         target = f.get("provider") or (f"worker {f['worker']}" if "worker" in f else (f"node {f['node']}" if "node" in f else ""))
         if "healthy_max_wait" in f:
-            wait = f"healthy {fmt_s(f['healthy_max_wait'])} / failing {fmt_s(f['failing_max_wait'])}"
+            wait = f"healthy {fmt_s(f['healthy_max_wait'])} (before: {fmt_s(f['healthy_wait_before'])}) / failing {fmt_s(f['failing_max_wait'])}"
         else:
             wait = f"all {fmt_s(f.get('max_wait'))}"
         recovery = fmt_s(f["recovery_s"]) if f["recovery_s"] is not None else f"> {f['measured_until_s']} s (not in the run)"
