@@ -27,7 +27,10 @@ IOS_BASE = 0xC0FFEE0000000000
 
 # Order exceptions docs/architecture.md ("Guarantees") and docs/operations.md ("Scaling out")
 # document, by the fault that can cause them.
-OWNER_CHANGE = "owner change around a lost connection or a crash (architecture.md, Guarantees)"
+OWNER_CHANGE = (
+    "a partition owner's lost connection or crash, or partition copies the broker refused and the ingest "
+    "published again behind later ones (architecture.md, Guarantees; operations.md, Scaling out)"
+)
 BREAKER = "deferred by the provider's circuit breaker (order per user and platform; reliability.md §2)"
 EXCEPTIONS = {
     "worker-kill": OWNER_CHANGE,
