@@ -220,8 +220,39 @@ struct PartitionTests {
         }
     }
 
-    static func withPartitionedFixture(_ body: (WorkerFixture) async throws -> Void) async throws {
-        try await WorkerFixture.with { fixture in
+    /// With quorum queues (`amqp.queue_type quorum`, a RabbitMQ cluster) only one worker ingests
+    /// too: RabbitMQ accepts a second "exclusive" consumer on a quorum queue, so the exclusive
+    /// consumer alone let every worker ingest at once, and copies of one user's messages reached
+    /// the partition out of order (found by the fault campaign's cluster run, docs/reliability.md).
+    @Test func withQuorumQueuesOneWorkerIngestsAndOrderHolds() async throws {
+        try await Self.withPartitionedFixture(queueType: .quorum) { fixture in
+            let (users, events) = (20, 400)
+            try await fixture.store.devices.importDevices((0..<users).map {
+                TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android)
+            })
+            let sender = RecordingSender()
+            let owners = (0..<events).map { _ in Int.random(in: 0..<users) }
+            let (first, second) = try Self.workers(fixture, sender: sender)
+            try await Self.running([first, second]) {
+                try await waitUntil("both workers consume", timeout: .seconds(20)) { first.isConsuming && second.isConsuming }
+                try await waitUntil("one worker holds the ingest", timeout: .seconds(20)) { first.isIngesting || second.isIngesting }
+                // The other has had several tries (every 300 ms here) by now.
+                try await Task.sleep(for: .seconds(2))
+                #expect(!(first.isIngesting && second.isIngesting), "one ingest at a time")
+                try await fixture.publish(owners.enumerated().map { index, user in
+                    TestEvents.xml(users: ["u\(user)"], parameters: ["\(index)", "RUB"], sequence: index)
+                })
+                try await waitUntil("\(events) deliveries", timeout: .seconds(90)) { sender.count >= events }
+                try await fixture.waitUntilSettled(first, second, queues: Self.queues(fixture))
+            }
+            try Self.expectOrderedExactlyOnce(sender.sent, events: events, users: Set(owners).count)
+            let (a, b) = (first.statistics, second.statistics)
+            #expect(a.ingested == 0 || b.ingested == 0, "one worker ingested everything: \(a.ingested) and \(b.ingested)")
+        }
+    }
+
+    static func withPartitionedFixture(queueType: AMQPQueueType = .classic, _ body: (WorkerFixture) async throws -> Void) async throws {
+        try await WorkerFixture.with(queueType: queueType) { fixture in
             let layout = PartitionLayout(topology: fixture.topology, count: partitions)
             do {
                 try await body(fixture)

@@ -19,6 +19,9 @@ public final class RunningSandbox: Sendable {
     let apnsServer: HTTP2Server
     let fcmServer: HTTP2Server
     private let responseDelayNanoseconds: Atomic<Int>
+    /// Provider-wide faults (outages, slow answers) set through the admin endpoint.
+    let apnsFault = ProviderFaultSwitch()
+    let fcmFault = ProviderFaultSwitch()
 
     init(
         configuration: SandboxConfiguration, credentials: SandboxCredentials, files: SandboxFiles, apns: APNsStandIn, fcm: FCMStandIn,
@@ -71,6 +74,21 @@ public final class RunningSandbox: Sendable {
         behaviors.set(behavior, for: token)
     }
 
+    /// Sets (nil clears) a provider-wide fault: an outage answering 500/503 to a share of the
+    /// provider's pushes, or slow answers (``ProviderFault``).
+    public func setFault(_ fault: ProviderFault?, for provider: RecordedPush.Provider) {
+        faultSwitch(provider).set(fault)
+    }
+
+    /// The provider's current fault.
+    public func fault(of provider: RecordedPush.Provider) -> ProviderFault? {
+        faultSwitch(provider).fault
+    }
+
+    func faultSwitch(_ provider: RecordedPush.Provider) -> ProviderFaultSwitch {
+        provider == .apns ? apnsFault : fcmFault
+    }
+
     /// What the sandbox saw for `token`.
     public func counters(for token: String) -> TokenCounters {
         behaviors.counters(for: token)
@@ -111,8 +129,16 @@ public final class RunningSandbox: Sendable {
         for (token, counters) in behaviors.allCounters() {
             tokens[token] = ["requests": counters.requests, "accepted": counters.accepted, "rejections": counters.rejections]
         }
+        func fault(_ faults: ProviderFaultSwitch) -> [String: Any] {
+            var object: [String: Any] = ["failed_pushes": faults.failedPushes]
+            if let fault = faults.fault {
+                object["fault"] = ["status": fault.status, "fraction": fault.fraction, "delay_ms": fault.delayMilliseconds]
+            }
+            return object
+        }
         return [
             "accepted": recorder.count,
+            "faults": ["apns": fault(apnsFault), "fcm": fault(fcmFault)],
             "response_delay_ms": Double(responseDelayNanoseconds.load(ordering: .relaxed)) / 1_000_000,
             "apns": ["provider_tokens_seen": apns.providerTokensSeen, "connections": connections(apnsConnections)],
             "fcm": ["access_tokens_issued": fcm.oauth.accessTokensIssued, "connections": connections(fcmConnections)],

@@ -9,7 +9,10 @@ import Foundation
 ///   `DELETE /_sandbox/tokens/<token>`: forget it;
 /// - `POST /_sandbox/apns/expire-provider-tokens`: refuse every provider token issued so far;
 /// - `POST /_sandbox/fcm/revoke-access-tokens`: forget every access token (next sends get 401);
-/// - `PUT /_sandbox/response-delay` with `{"delay_ms": 30}`: answer pushes that much later.
+/// - `PUT /_sandbox/response-delay` with `{"delay_ms": 30}`: answer pushes that much later;
+/// - `PUT /_sandbox/apns/outage` (or `fcm/outage`) with a ``ProviderFault`` as JSON, e.g.
+///   `{"status": 503, "fraction": 0.5}` or `{"status": 0, "delay_ms": 2000}`: a provider-wide
+///   outage or slow answers; `DELETE` the same path ends it.
 struct SandboxAdminRoutes: Sendable {
     let sandbox: RunningSandbox
 
@@ -29,6 +32,20 @@ struct SandboxAdminRoutes: Sendable {
                 return .text("expected {\"delay_ms\": <0 to 600000>}\n", status: 400)
             }
             sandbox.responseDelay = .microseconds(Int64((delay.delay_ms * 1000).rounded()))
+            return ServerResponse(status: 204)
+        case ("PUT", "apns/outage"), ("POST", "apns/outage"), ("PUT", "fcm/outage"), ("POST", "fcm/outage"):
+            let provider: RecordedPush.Provider = path.hasPrefix("apns") ? .apns : .fcm
+            let fault: ProviderFault
+            do {
+                fault = try JSONDecoder().decode(ProviderFault.self, from: Data(request.body))
+            } catch {
+                return .text("expected {\"status\": 500|503|0, \"fraction\": 0..1, \"delay_ms\": 0..600000}: \(error)\n", status: 400)
+            }
+            if let problem = fault.problem { return .text("\(problem)\n", status: 400) }
+            sandbox.setFault(fault, for: provider)
+            return ServerResponse(status: 204)
+        case ("DELETE", "apns/outage"), ("DELETE", "fcm/outage"):
+            sandbox.setFault(nil, for: path.hasPrefix("apns") ? .apns : .fcm)
             return ServerResponse(status: 204)
         case ("POST", "fcm/revoke-access-tokens"):
             sandbox.fcm.oauth.revokeAccessTokens()

@@ -109,6 +109,11 @@ final class PartitionIngest: Sendable {
             }
             let consumer: AMQPConsumer
             do {
+                // The lock first: RabbitMQ accepts several "exclusive" consumers on a quorum
+                // queue (amqp.queue_type quorum), so the exclusive consumer alone let every
+                // process ingest at once there. An exclusive queue belongs to one connection
+                // (another's declare is refused with RESOURCE_LOCKED) and goes with it.
+                try await connection.declareQueue(layout.ingestLock)
                 consumer = try await connection.consume(queue: layout.topology.queue, prefetch: configuration.prefetch, exclusive: true)
             } catch where error.code == .accessRefused || error.code == .resourceLocked {
                 if !standingBy {

@@ -43,6 +43,11 @@ public struct PartitionLayout: Sendable, Hashable {
     /// Every partition queue's name, partition 0 first.
     public var queueNames: [String] { (0..<count).map(queueName) }
 
+    /// `<queue>.ingest`: the ingest's lock, an exclusive (so classic, non-durable) queue that the
+    /// holding process declares on its connection and that goes with it. Nothing is published
+    /// to it.
+    public var ingestLock: AMQPQueue { AMQPQueue(name: "\(topology.queue).ingest", durable: false, exclusive: true) }
+
     /// The queue declarations of every partition, partition 0 first.
     public var queues: [AMQPQueue] {
         (0..<count).map { partition in

@@ -23,6 +23,7 @@ struct WorkerFixture: Sendable {
 
     static func with<T>(
         extraTemplates: [Template] = TestEvents.seedTemplates(), configureStore: (inout StoreConfiguration) -> Void = { _ in },
+        queueType: AMQPQueueType = .classic,
         _ body: (WorkerFixture) async throws -> T
     ) async throws -> T {
         try await TestEnvironment.require(.postgreSQL, .rabbitMQ)
@@ -47,7 +48,9 @@ struct WorkerFixture: Sendable {
                 await store.close()
                 throw error
             }
-            let topology = HeraldTopology(exchange: TestEnvironment.uniqueName("herald.test.x"), queue: TestEnvironment.uniqueName("herald.test.q"))
+            let topology = HeraldTopology(
+                exchange: TestEnvironment.uniqueName("herald.test.x"), queue: TestEnvironment.uniqueName("herald.test.q"), queueType: queueType
+            )
             var logger = Logger(label: "herald.worker.test")
             logger.logLevel = ProcessInfo.processInfo.environment["HERALD_TEST_WORKER_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .error
             let fixture = WorkerFixture(store: store, database: database, topology: topology, amqpConfiguration: amqpConfiguration, amqp: amqp, logger: logger)

@@ -1,0 +1,379 @@
+"""Reads a fault-campaign run folder (campaign.py) and prints what Herald did with it.
+
+Sources: `published.jsonl` (every event the broker confirmed: number, users, publish time),
+`pushes.jsonl` (the sandbox's record of every push it accepted), `faults.json`, `workers.json`,
+the workers' JSON logs, and, while the run's services are up, Herald's journal and the
+dead-letter queue. Writes `summary.json` and `summary.md` into the folder and prints the latter.
+
+    .build-campaign-venv/bin/python scripts/campaign/analyze.py RUN_FOLDER [--offline]
+
+A push names its event and run in its text ("Campaign event <n> for <run>"); its device token
+names the user and platform; its collapse id is `apns-collapse-id` or FCM `data.dk`.
+"""
+
+import argparse
+import asyncio
+import bisect
+import collections
+import datetime
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+TEXT = re.compile(rb"Campaign event (\d+) for ([A-Za-z0-9-]+)")
+IOS_BASE = 0xC0FFEE0000000000
+
+# Order exceptions docs/architecture.md ("Guarantees") and docs/operations.md ("Scaling out")
+# document, by the fault that can cause them.
+OWNER_CHANGE = (
+    "a partition owner's lost connection or crash, or partition copies the broker refused and the ingest "
+    "published again behind later ones (architecture.md, Guarantees; operations.md, Scaling out)"
+)
+BREAKER = "deferred by the provider's circuit breaker (order per user and platform; reliability.md §2)"
+EXCEPTIONS = {
+    "worker-kill": OWNER_CHANGE,
+    "broker-restart": OWNER_CHANGE,
+    "broker-kill": OWNER_CHANGE,
+    "cut-broker": OWNER_CHANGE,
+    "provider-503-half": BREAKER,
+    "provider-503-all": BREAKER,
+    "provider-500-all": BREAKER,
+    "provider-refuse": BREAKER,
+    "provider-slow": BREAKER,
+}
+PROVIDER_FAULTS = {"provider-503-half", "provider-503-all", "provider-500-all", "provider-refuse", "provider-slow"}
+
+
+def parse_time(text):
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def percentile(values, p):
+    if not values:
+        return None
+    values = sorted(values)
+    k = min(len(values) - 1, max(0, round(p / 100 * (len(values) - 1))))
+    return values[k]
+
+
+def fmt_s(v):
+    return "—" if v is None else f"{v:.1f} s"
+
+
+def load_published(folder):
+    events = {}
+    for line in open(folder / "published.jsonl"):
+        e = json.loads(line)
+        events.setdefault(e["seq"], e)
+    return events
+
+
+def load_pushes(folder, run_id):
+    """(seq, device) → list of (time, collapse id), in record order; plus foreign records."""
+    pushes = collections.defaultdict(list)
+    foreign = 0
+    total = 0
+    path = folder / "pushes.jsonl"
+    if not path.exists():
+        return pushes, 0, 0
+    for raw in open(path, "rb"):
+        total += 1
+        m = TEXT.search(raw)
+        if not m or m.group(2).decode() != run_id:
+            foreign += 1
+            continue
+        r = json.loads(raw)
+        token = r["token"]
+        if r["provider"] == "apns":
+            device = ("ios", int(token, 16) - IOS_BASE)
+            collapse = r["headers"].get("apns-collapse-id")
+        else:
+            device = ("android", int(token.rsplit("-", 1)[1]))
+            collapse = ((r.get("body") or {}).get("message", {}).get("data") or {}).get("dk")
+        pushes[(int(m.group(1)), device)].append((parse_time(r["time"]), collapse))
+    return pushes, total, foreign
+
+
+def fault_at(faults, t, before=2, after=90):
+    """The fault whose window [start − before, end + after] holds t (the nearest one)."""
+    best = None
+    for f in faults:
+        if f["start"] - before <= t <= f["end"] + after:
+            distance = 0 if f["start"] <= t <= f["end"] else min(abs(t - f["start"]), abs(t - f["end"]))
+            if best is None or distance < best[0]:
+                best = (distance, f)
+    return best[1] if best else None
+
+
+def worker_log_lines(folder):
+    lines = []
+    for path in sorted(folder.glob("worker-*.log")):
+        worker = path.stem.split("-")[1]
+        for raw in open(path, errors="replace"):
+            raw = raw.strip()
+            if not raw.startswith("{"):
+                continue
+            try:
+                entry = json.loads(raw)
+                t = parse_time(entry["ts"]) if isinstance(entry.get("ts"), str) else float(entry.get("ts", 0))
+            except (ValueError, KeyError, TypeError):
+                continue
+            lines.append((t, worker, entry.get("level", ""), entry.get("message", "")))
+    lines.sort()
+    return lines
+
+
+async def broker_and_journal(run):
+    """Dead letters (the dead-letter queue's depth) and the journal's rows by state."""
+    result = {}
+    try:
+        import aiormq
+
+        connection = await asyncio.wait_for(aiormq.connect(run["amqp"][0]), 10)
+        channel = await connection.channel()
+        queues = {}
+        names = [run["queue"], run["queue"] + ".dead"] + [f"{run['queue']}.p{p}" for p in range(64)]
+        for name in names:
+            try:
+                ok = await channel.queue_declare(name, passive=True)
+                queues[name] = ok.message_count
+            except Exception:
+                channel = await connection.channel()
+        result["queues"] = queues
+        result["dead_letters"] = queues.get(run["queue"] + ".dead")
+        await connection.close()
+    except Exception as error:
+        result["broker_error"] = str(error)
+    try:
+        import psycopg
+
+        with psycopg.connect(run["database"], connect_timeout=10) as db:
+            result["journal"] = dict(db.execute("SELECT state, count(*) FROM journal GROUP BY state").fetchall())
+            result["failed_errors"] = [
+                list(r) for r in db.execute("SELECT last_error, count(*) FROM journal WHERE state IN ('failed','pending') GROUP BY 1 ORDER BY 2 DESC LIMIT 5").fetchall()
+            ]
+            result["messages"] = db.execute("SELECT count(*) FROM messages").fetchone()[0]
+    except Exception as error:
+        result["database_error"] = str(error)
+    return result
+
+
+def analyze(folder: Path, offline=False):
+    run = json.loads((folder / "run.json").read_text())
+    faults = json.loads((folder / "faults.json").read_text()) if (folder / "faults.json").exists() else []
+    workers = json.loads((folder / "workers.json").read_text()) if (folder / "workers.json").exists() else {}
+    events = load_published(folder)
+    pushes, recorded_total, foreign = load_pushes(folder, run["run_id"])
+
+    expected = {}
+    for seq, e in events.items():
+        for u in e["users"]:
+            for platform in ("ios", "android"):
+                expected[(seq, (platform, u))] = e["t"]
+
+    delivered = lost = visible_duplicates = repeats = 0
+    first_arrival = {}
+    lost_examples = []
+    for key, publish_t in expected.items():
+        records = pushes.get(key)
+        if not records:
+            lost += 1
+            if len(lost_examples) < 10:
+                lost_examples.append(dict(seq=key[0], device=f"cu{key[1][1]}-{key[1][0]}", published=publish_t))
+            continue
+        delivered += 1
+        collapse_ids = {c for _, c in records}
+        if len(collapse_ids) > 1:
+            visible_duplicates += 1
+        repeats += len(records) - len(collapse_ids)
+        first_arrival[key] = min(t for t, _ in records)
+    unexpected = sum(1 for key in pushes if key not in expected)
+
+    # Latency per delivery: first arrival − publish time.
+    latency = {key: first_arrival[key] - expected[key] for key in first_arrival}
+
+    def calm(t):
+        return fault_at(faults, t, before=5, after=60) is None
+
+    baseline = {p: [v for (seq, (pl, _)), v in latency.items() if pl == p and calm(expected[(seq, (pl, _))])] for p in ("ios", "android")}
+    # Before the first fault: the latency of the healthy system, the recovery threshold's base.
+    first_fault = min((f["start"] for f in faults), default=float("inf"))
+    warm = [v for key, v in latency.items() if expected[key] < first_fault - 2]
+
+    # Per-user-and-platform order: each device's first arrivals in time order.
+    per_device = collections.defaultdict(list)
+    for (seq, device), t in first_arrival.items():
+        per_device[device].append((t, seq))
+    violations = []
+    for device, arrivals in per_device.items():
+        arrivals.sort()
+        highest = None
+        for t, seq in arrivals:
+            if highest is not None and seq < highest[1]:
+                violations.append(dict(device=f"cu{device[1]}-{device[0]}", late_seq=seq, arrived=t, after_seq=highest[1], after_arrived=highest[0]))
+            if highest is None or seq > highest[1]:
+                highest = (t, seq)
+    by_exception = collections.Counter()
+    unmatched = []
+    for v in violations:
+        f = fault_at(faults, v["arrived"])
+        v["fault"] = f["fault"] if f else None
+        exception = EXCEPTIONS.get(v["fault"])
+        by_exception[(v["fault"], exception)] += 1
+        if exception is None and len(unmatched) < 10:
+            unmatched.append(v)
+
+    # The healthy provider during each provider fault, and recovery after every fault.
+    platform_of = {"apns": "ios", "fcm": "android"}
+    per_fault = []
+    by_publish = sorted((expected[k], v, k[1][0]) for k, v in latency.items())
+    publish_times = [x[0] for x in by_publish]
+    threshold = max(2.0, 3 * (percentile(warm, 99) or 0))
+    for f in faults:
+        row = dict(fault=f["fault"], start=f["start"], seconds=round(f["end"] - f["start"], 1))
+        row.update({k: v for k, v in f.items() if k in ("provider", "worker", "node")})
+        lo, hi = bisect.bisect_left(publish_times, f["start"]), bisect.bisect_right(publish_times, f["end"])
+        during = by_publish[lo:hi]
+        if f["fault"] in PROVIDER_FAULTS:
+            failing = platform_of[f["provider"]]
+            healthy = [v for _, v, pl in during if pl != failing]
+            row["healthy_max_wait"] = max(healthy) if healthy else None
+            # What the outage added: the healthy provider's longest wait minus its longest wait
+            # for events published in the minute before (a backlog from earlier faults).
+            plo = bisect.bisect_left(publish_times, f["start"] - 60)
+            before = [v for _, v, pl in by_publish[plo:lo] if pl != failing]
+            row["healthy_wait_before"] = max(before) if before else None
+            if healthy and before:
+                row["healthy_added_wait"] = max(0.0, max(healthy) - max(before))
+            row["healthy_p99_wait"] = percentile(healthy, 99)
+            row["failing_max_wait"] = max((v for _, v, pl in during if pl == failing), default=None)
+            lost_during = sum(1 for k, t in expected.items() if f["start"] <= t <= f["end"] and k not in first_arrival)
+            row["lost_of_events_published_during"] = lost_during
+        else:
+            row["max_wait"] = max((v for _, v, _ in during), default=None)
+        # Recovery: from the fault's end until events published stay under the threshold for 10 s.
+        start = bisect.bisect_left(publish_times, f["end"])
+        buckets = collections.defaultdict(float)
+        for t, v, _ in by_publish[start:]:
+            if t > f["end"] + 600:
+                break
+            b = int(t - f["end"])
+            buckets[b] = max(buckets[b], v)
+        recovery = None
+        for b in range(0, 600):
+            window = [buckets.get(x) for x in range(b, b + 10)]
+            if all(w is not None and w < threshold for w in window if w is not None) and any(w is not None for w in window):
+                recovery = b
+                break
+        row["recovery_s"] = recovery
+        row["measured_until_s"] = max(buckets) if buckets else None
+        per_fault.append(row)
+
+    logs = worker_log_lines(folder)
+    log_times = [x[0] for x in logs]
+    routine = {"Consuming", "Consuming partitions", "APNs sender ready", "FCM sender ready"}
+    for n, (row, f) in enumerate(zip(per_fault, faults)):
+        # From the fault's start to 60 s after its end, or to the next fault's start.
+        until = min([f["end"] + 60] + [g["start"] for g in faults[n + 1:]])
+        lo, hi = bisect.bisect_left(log_times, f["start"] - 1), bisect.bisect_right(log_times, until)
+        counter = collections.Counter((lvl, msg[:140]) for _, _, lvl, msg in logs[lo:hi] if lvl != "debug" and lvl != "trace" and msg not in routine)
+        row["logged"] = [dict(level=l, message=m, count=c) for (l, m), c in counter.most_common(6)]
+
+    services = {} if offline else asyncio.run(broker_and_journal(run))
+    healthy_waits = [r["healthy_max_wait"] for r in per_fault if r.get("healthy_max_wait") is not None]
+    healthy_added = [r["healthy_added_wait"] for r in per_fault if r.get("healthy_added_wait") is not None]
+    summary = dict(
+        run_id=run["run_id"], cluster=run.get("cluster"),
+        events_published=len(events), publisher_republished=run.get("republished"), publisher_unconfirmed=run.get("unconfirmed"),
+        deliveries_expected=len(expected), delivered=delivered, lost=lost, lost_examples=lost_examples,
+        user_visible_duplicates=visible_duplicates, repeats_same_collapse_id=repeats, unexpected_pushes=unexpected,
+        records_total=recorded_total, records_of_other_runs=foreign,
+        order_violations=len(violations),
+        order_violations_by_fault=[dict(fault=f, exception=e, count=c) for (f, e), c in by_exception.most_common()],
+        order_violations_unmatched=unmatched,
+        dead_letters=services.get("dead_letters"), queues_at_end=services.get("queues"),
+        journal=services.get("journal"), journal_failed_errors=services.get("failed_errors"),
+        peak_rss_mib=[round(k / 1024, 1) for k in workers.get("peak_rss_kib", [])], worker_incarnations=workers.get("incarnations"),
+        worker_unexpected_exits=workers.get("unexpected_exits", []),
+        longest_healthy_provider_wait=max(healthy_waits) if healthy_waits else None,
+        longest_healthy_provider_added_wait=max(healthy_added) if healthy_added else None,
+        baseline_latency={p: dict(p50=percentile(v, 50), p99=percentile(v, 99), max=max(v) if v else None, n=len(v)) for p, v in baseline.items()},
+        recovery_threshold_s=threshold,
+        latency_before_first_fault=dict(p50=percentile(warm, 50), p99=percentile(warm, 99), max=max(warm) if warm else None, n=len(warm)),
+        faults=per_fault,
+        errors={k: v for k, v in services.items() if k.endswith("_error")},
+    )
+    (folder / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    md = render(summary)
+    (folder / "summary.md").write_text(md)
+    print(md)
+    return summary
+
+
+def render(s):
+    out = []
+    w = out.append
+    w(f"Run {s['run_id']} ({'3-node cluster, quorum queues' if s['cluster'] else 'one broker, classic queues'})\n")
+    w("| what | value |")
+    w("|---|---:|")
+    w(f"| events published (confirmed by the broker) | {s['events_published']:,} |")
+    w(f"| deliveries expected | {s['deliveries_expected']:,} |")
+    w(f"| delivered (event and device seen by the sandbox) | {s['delivered']:,} |")
+    w(f"| **lost** | **{s['lost']:,}** |")
+    w(f"| **user-visible duplicates** (same event, same device, two collapse ids) | **{s['user_visible_duplicates']:,}** |")
+    w(f"| repeats with the same collapse id | {s['repeats_same_collapse_id']:,} |")
+    w(f"| pushes nobody asked for | {s['unexpected_pushes']:,} |")
+    w(f"| per-user-and-platform order violations | {s['order_violations']:,} |")
+    w(f"| **dead letters** | **{s['dead_letters']}** |")
+    w(f"| journal rows by state | {s['journal']} |")
+    w(f"| peak RSS per worker slot | {', '.join(f'{m} MiB' for m in s['peak_rss_mib'])} |")
+    w(f"| worker processes started per slot | {s['worker_incarnations']} |")
+    w(f"| workers that exited on their own (crashes) | {len(s['worker_unexpected_exits'])} |")
+    w(f"| **longest wait of the healthy provider** during the other's outage (publish to push) | **{fmt_s(s['longest_healthy_provider_wait'])}** |")
+    w(f"| of which added by the outage (minus its longest wait in the minute before) | **{fmt_s(s['longest_healthy_provider_added_wait'])}** |")
+    b = s["latency_before_first_fault"]
+    w(f"| publish→push latency before the first fault | p50 {fmt_s(b['p50'])}, p99 {fmt_s(b['p99'])}, max {fmt_s(b['max'])} ({b['n']:,}) |")
+    for p, b in s["baseline_latency"].items():
+        w(f"| publish→push latency away from faults (60 s after each), {p} | p50 {fmt_s(b['p50'])}, p99 {fmt_s(b['p99'])}, max {fmt_s(b['max'])} ({b['n']:,}) |")
+    w("")
+    if s["order_violations_by_fault"]:
+        w("Order violations by the fault nearest to them:\n")
+        w("| fault | documented exception | count |")
+        w("|---|---|---:|")
+        for v in s["order_violations_by_fault"]:
+            w(f"| {v['fault']} | {v['exception'] or '**none**'} | {v['count']} |")
+        w("")
+    w(f"Faults (recovery: from the fault's end until events published stay under {s['recovery_threshold_s']:.1f} s to the device for 10 s):\n")
+    w("| # | fault | target | lasted | max wait (healthy provider / failing / all) | lost of events published during | recovery |")
+    w("|---:|---|---|---:|---|---:|---:|")
+    for i, f in enumerate(s["faults"], 1):
+        target = f.get("provider") or (f"worker {f['worker']}" if "worker" in f else (f"node {f['node']}" if "node" in f else ""))
+        if "healthy_max_wait" in f:
+            wait = f"healthy {fmt_s(f['healthy_max_wait'])} (before: {fmt_s(f['healthy_wait_before'])}) / failing {fmt_s(f['failing_max_wait'])}"
+        else:
+            wait = f"all {fmt_s(f.get('max_wait'))}"
+        recovery = fmt_s(f["recovery_s"]) if f["recovery_s"] is not None else f"> {f['measured_until_s']} s (not in the run)"
+        w(f"| {i} | {f['fault']} | {target} | {f['seconds']} s | {wait} | {f.get('lost_of_events_published_during', '')} | {recovery} |")
+    w("")
+    w("What the workers logged in each fault's window (its start to 60 s after its end or the next fault), most frequent first:\n")
+    for i, f in enumerate(s["faults"], 1):
+        if f["logged"]:
+            w(f"- {i} {f['fault']}: " + "; ".join(f"{l['count']}× {l['level']} \"{l['message']}\"" for l in f["logged"][:4]))
+    if s["lost_examples"]:
+        w("\nLost (first ones): " + ", ".join(f"{x['seq']}→{x['device']}" for x in s["lost_examples"]))
+    if s["journal_failed_errors"]:
+        w(f"\nJournal rows failed or pending, by error: {s['journal_failed_errors']}")
+    if s["errors"]:
+        w(f"\nCould not read: {s['errors']}")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("folder")
+    parser.add_argument("--offline", action="store_true", help="without the broker and the database (they are stopped)")
+    args = parser.parse_args()
+    summary = analyze(Path(args.folder), offline=args.offline)
+    sys.exit(0 if summary["lost"] == 0 and summary["user_visible_duplicates"] == 0 and not summary["dead_letters"] else 1)
