@@ -70,6 +70,7 @@ final class CurlDriver {
 
     /// The driver thread's body; returns after shutdown, with every handle freed.
     func run() {
+        mailbox.driverThreadStarted()
         while true {
             let batch = mailbox.take()
             if batch.shutdownRequested {
@@ -86,7 +87,9 @@ final class CurlDriver {
             }
             collectFinished()
 
-            let polled = curl_multi_poll(multi, nil, 0, 1000, nil)
+            // Completions run on this thread and may have queued requests (a freed in-flight
+            // permit starts the next delivery) without waking it: then do not sleep.
+            let polled = curl_multi_poll(multi, nil, 0, mailbox.hasWork ? 0 : 1000, nil)
             if polled != CURLM_OK {
                 let error = Curl.error(multiCode: polled, call: "curl_multi_poll")
                 logger.error("libcurl multi poll failed", metadata: ["error": "\(error)"])
