@@ -25,9 +25,10 @@ import X509
 /// it (libcurl does), and many resets trip NIO's RST_STREAM flood protection.
 ///
 /// Flushes: answers written while the connection's read burst is handled are flushed once, at
-/// `channelReadComplete` (one TLS record and one `write(2)` for the burst); answers written
-/// later (a response delay's timer, an async handler) schedule one flush for everything written
-/// in the same event-loop tick.
+/// `channelReadComplete` (one TLS record and one `write(2)` for the burst); an answer written
+/// later (a response delay's timer, an async handler) is flushed at once. (Deferring those
+/// flushes to the end of the event-loop tick, to join answers whose timers fire together,
+/// measured slower under h2load at 30 ms: 50–61 % of in-flight ÷ 30 ms against 94–96 %.)
 ///
 /// Thread rules: a channel handler: NIO calls it on the connection's event loop only, and every
 /// answer is written on that loop (``ServerConnection/answer(_:on:write:)``).
@@ -50,7 +51,6 @@ final class HTTP2FrameHandler: ChannelInboundHandler {
     private var isActive = true
     private var inReadBurst = false
     private var needsFlush = false
-    private var flushScheduled = false
 
     init(connection: ServerConnection, clientCertificate: Certificate?, streamWindowTarget: Int, connectionWindowTarget: Int) {
         self.connection = connection
@@ -206,20 +206,13 @@ final class HTTP2FrameHandler: ChannelInboundHandler {
         requestFlush(context: context)
     }
 
-    /// Flushes at the end of the read burst, or once for everything written in this event-loop
-    /// tick outside one.
+    /// Flushes at the end of the read burst, or at once outside one.
     private func requestFlush(context: ChannelHandlerContext) {
         if inReadBurst {
             needsFlush = true
             return
         }
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        context.eventLoop.assumeIsolated().execute {
-            self.flushScheduled = false
-            guard self.isActive else { return }
-            context.flush()
-        }
+        context.flush()
     }
 
     private static func statusText(_ status: Int) -> String {
