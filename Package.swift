@@ -94,6 +94,7 @@ let package = Package(
             dependencies: [
                 "CCurl", .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict
         ),
@@ -147,6 +148,7 @@ let package = Package(
         .target(
             name: "HeraldSandbox",
             dependencies: [
+                "HeraldCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

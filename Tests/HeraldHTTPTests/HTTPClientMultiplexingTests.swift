@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HeraldHTTP
 import HeraldSandbox
+import Synchronization
 import Testing
 
 @Suite("HTTPClient multiplexing", .timeLimit(.minutes(2)))
@@ -97,6 +98,65 @@ struct HTTPClientMultiplexingTests {
                 #expect(ledger.maxConcurrentStreams >= 5, "the client did not use the streams it may")
                 #expect(ledger.totalRequestsServed == 51)
             }
+        }
+    }
+
+    @Test("Requests beyond connections × streams wait in the client and all complete")
+    func requestsBeyondCapacityWaitInTheClient() async throws {
+        let fixture = try TLSFixture.make()
+        defer { fixture.cleanup() }
+        try await withServer(tls: fixture) { server in
+            let configuration = trustingConfiguration(fixture) {
+                $0.maxConnectionsPerHost = 1
+                $0.maxConcurrentStreamsPerConnection = 8
+            }
+            try await withClient(configuration) { client in
+                let url = "\(server.baseURL)/sleep?ms=20"
+                let results = Mutex<[Int]>([])
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    let remaining = Atomic<Int>(60)
+                    for _ in 0..<60 {
+                        client.submit(HTTPClientRequest(url: url)) { result in
+                            results.withLock { $0.append((try? result.get())?.status.code ?? -1) }
+                            if remaining.subtract(1, ordering: .relaxed).newValue == 0 { done.resume() }
+                        }
+                    }
+                }
+                #expect(results.withLock { $0 }.count == 60)
+                #expect(results.withLock { $0 }.allSatisfy { $0 == 200 })
+                let ledger = server.ledger.snapshot()
+                #expect(ledger.connectionCount == 1)
+                #expect(ledger.maxConcurrentStreams <= 8, "the client handed libcurl more than the connection carries")
+                #expect(ledger.maxConcurrentStreams >= 4, "the client did not use the streams it may")
+                #expect(ledger.totalRequestsServed == 60)
+                #expect(client.statistics.inFlight == 0)
+            }
+        }
+    }
+
+    @Test("Shutdown fails the requests still waiting in the client")
+    func shutdownFailsWaitingRequests() async throws {
+        let fixture = try TLSFixture.make()
+        defer { fixture.cleanup() }
+        try await withServer(tls: fixture) { server in
+            let configuration = trustingConfiguration(fixture) {
+                $0.maxConnectionsPerHost = 1
+                $0.maxConcurrentStreamsPerConnection = 2
+            }
+            let client = try HTTPClient(configuration: configuration)
+            let failures = Mutex<[HTTPClientError.Code]>([])
+            let finished = Atomic<Int>(0)
+            for _ in 0..<20 {
+                client.submit(HTTPClientRequest(url: "\(server.baseURL)/sleep?ms=2000")) { result in
+                    if case .failure(let error) = result { failures.withLock { $0.append(error.code) } }
+                    finished.add(1, ordering: .relaxed)
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            await client.shutdown()
+            #expect(finished.load(ordering: .relaxed) == 20)
+            #expect(failures.withLock { $0 }.count == 20)
+            #expect(failures.withLock { $0 }.allSatisfy { $0 == .shutdown })
         }
     }
 }

@@ -19,7 +19,9 @@ public struct HTTPClientConfiguration: Sendable {
     /// (`CURLMOPT_MAX_CONCURRENT_STREAMS`). libcurl uses the lower of this and the server's
     /// `SETTINGS_MAX_CONCURRENT_STREAMS`.
     public var maxConcurrentStreamsPerConnection: Int
-    /// Bound on a whole request, connecting included, unless the request overrides it.
+    /// Bound on a whole request, connecting included, unless the request overrides it. It runs
+    /// from the moment the driver hands the request to libcurl: a request that first waits for
+    /// room on the connections (more in flight than connections × streams) waits outside it.
     public var requestTimeout: Duration
     /// Bound on establishing a connection (TCP, proxy tunnel and TLS handshake).
     public var connectTimeout: Duration

@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 internal import CCurl
 import Logging
@@ -7,7 +8,9 @@ import Synchronization
 /// easy handle; nothing else touches them.
 ///
 /// Each turn: take what callers posted to the ``DriverMailbox`` (new requests, cancellations,
-/// shutdown), add or remove easy handles, `curl_multi_perform`, hand finished transfers back to
+/// shutdown), queue the new requests and hand libcurl as many as the connections can carry
+/// (the rest wait here, not in libcurl: see ``maxActive``), remove cancelled handles,
+/// `curl_multi_perform`, hand finished transfers back to
 /// their callers (`curl_multi_info_read`), then sleep in `curl_multi_poll` until a socket is
 /// ready, a libcurl timer is due, a second passes, or a caller wakes it (`curl_multi_wakeup`).
 ///
@@ -24,6 +27,16 @@ final class CurlDriver {
     private var active: [Int: Transfer] = [:]
     /// Easy-handle key by request id, to find a transfer to cancel.
     private var activeKeys: [UInt64: Int] = [:]
+    /// Requests taken from the mailbox that wait for room on the connections, oldest first.
+    private var waiting = Deque<PendingRequest>()
+    /// The most transfers handed to libcurl at once: what the connections can carry
+    /// (connections per host × streams per connection). The rest wait in ``waiting``.
+    ///
+    /// Why not hand libcurl everything: libcurl 7.88 visits every transfer it holds on every
+    /// `curl_multi_perform` and `curl_multi_poll` (one pollfd per transfer), and transfers
+    /// waiting for a stream cost it as well. Measured with 500 requests in flight per client,
+    /// that was ~20 µs of CPU per request more than with 100.
+    private let maxActive: Int
     /// Reset easy handles kept for the next requests.
     private var idleHandles: [EasyHandle] = []
     private let maxIdleHandles: Int
@@ -66,18 +79,21 @@ final class CurlDriver {
         // Enough for every stream the connections can carry, so that a steady load reuses
         // configured handles instead of making new ones.
         self.maxIdleHandles = min(1024, settings.maxConcurrentStreamsPerConnection * settings.maxConnectionsPerHost)
+        self.maxActive = max(1, settings.maxConcurrentStreamsPerConnection * settings.maxConnectionsPerHost)
     }
 
     /// The driver thread's body; returns after shutdown, with every handle freed.
     func run() {
+        mailbox.driverThreadStarted()
         while true {
             let batch = mailbox.take()
             if batch.shutdownRequested {
                 fail(batch.submissions, with: shutdownError(call: "HTTPClient.shutdown"))
                 break
             }
-            for request in batch.submissions { start(request) }
+            waiting.append(contentsOf: batch.submissions)
             for id in batch.cancellations { cancel(id) }
+            startWaiting()
 
             var running: Int32 = 0
             let performed = curl_multi_perform(multi, &running)
@@ -86,7 +102,11 @@ final class CurlDriver {
             }
             collectFinished()
 
-            let polled = curl_multi_poll(multi, nil, 0, 1000, nil)
+            // Completions run on this thread and may have queued requests (a freed in-flight
+            // permit starts the next delivery) without waking it, and finished transfers made
+            // room for waiting ones: then do not sleep.
+            let mustRunAgain = mailbox.hasWork || (!waiting.isEmpty && active.count < maxActive)
+            let polled = curl_multi_poll(multi, nil, 0, mustRunAgain ? 0 : 1000, nil)
             if polled != CURLM_OK {
                 let error = Curl.error(multiCode: polled, call: "curl_multi_poll")
                 logger.error("libcurl multi poll failed", metadata: ["error": "\(error)"])
@@ -98,6 +118,13 @@ final class CurlDriver {
     }
 
     // MARK: Starting, finishing, cancelling
+
+    /// Hands waiting requests to libcurl while the connections have room.
+    private func startWaiting() {
+        while active.count < maxActive, let request = waiting.popFirst() {
+            start(request)
+        }
+    }
 
     private func start(_ request: PendingRequest) {
         guard !request.isFinished else { return }  // cancelled before the driver saw it
@@ -195,6 +222,8 @@ final class CurlDriver {
     /// Fails what is left, frees every handle once, then lets `shutdown()` callers go.
     private func stop() {
         failActive(with: shutdownError(call: "HTTPClient.shutdown"))
+        fail(Array(waiting), with: shutdownError(call: "HTTPClient.shutdown"))
+        waiting.removeAll()
         fail(mailbox.close(), with: shutdownError(call: "HTTPClient.shutdown"))
         idleHandles.removeAll()  // curl_easy_cleanup in EasyHandle.deinit
         curl_multi_cleanup(multi)

@@ -1,5 +1,8 @@
 internal import CCurl
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The only state shared between callers and the driver thread, all of it behind one lock:
 /// requests to start, requests to cancel, the shutdown request and who waits for it.
@@ -24,9 +27,13 @@ final class DriverMailbox: Sendable {
         var finished = false
         var multi: WakeupHandle?
         var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The driver thread (`pthread_self`), once it runs: what it posts needs no wakeup, it
+        /// looks at the mailbox again before it sleeps.
+        var driverThread: pthread_t?
 
         mutating func wake() {
             guard !wakeupSent, let multi else { return }
+            if let driverThread, pthread_equal(driverThread, pthread_self()) != 0 { return }
             wakeupSent = true
             _ = curl_multi_wakeup(multi.raw)
         }
@@ -36,6 +43,16 @@ final class DriverMailbox: Sendable {
 
     init(multi: UnsafeMutableRawPointer) {
         state = Mutex(State(multi: WakeupHandle(raw: multi)))
+    }
+
+    /// Driver: called once on its thread before the first turn.
+    func driverThreadStarted() {
+        state.withLock { $0.driverThread = pthread_self() }
+    }
+
+    /// Driver: whether anything was posted since the last ``take()`` (then it must not sleep).
+    var hasWork: Bool {
+        state.withLock { !$0.submissions.isEmpty || !$0.cancellations.isEmpty || $0.shutdownRequested }
     }
 
     /// Queues a request for the driver. Returns false once shutdown has been requested.

@@ -91,6 +91,9 @@ final class ServerConnection: Sendable {
         try? await channel.close()
     }
 
+    /// Each stream's inbound window: announced in SETTINGS and topped up by HTTP2FrameHandler.
+    static let streamWindow = 1 << 20
+
     func configureHTTP2(_ channel: any Channel, applicationProtocol: String) -> EventLoopFuture<Void> {
         ledger.negotiated(id, applicationProtocol: applicationProtocol)
         let clientCertificate = Self.peerCertificate(channel)
@@ -98,33 +101,30 @@ final class ServerConnection: Sendable {
         connectionConfiguration.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: settings.maxConcurrentStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
-            HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+            HTTP2Setting(parameter: .initialWindowSize, value: Self.streamWindow),
         ]
         connectionConfiguration.targetWindowSize = 1 << 24
         var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
-        streamConfiguration.targetWindowSize = 1 << 20
+        streamConfiguration.targetWindowSize = Self.streamWindow
         streamConfiguration.streamResetFrameRateLimit.maximumCount = settings.resetFrameLimit
-        do {
-            try channel.pipeline.syncOperations.addHandler(WriteCoalescingHandler())
-        } catch {
-            return channel.eventLoop.makeFailedFuture(error)
-        }
-        return channel.configureHTTP2Pipeline(
-            mode: .server,
-            connectionConfiguration: connectionConfiguration,
-            streamConfiguration: streamConfiguration
-        ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(
-                    HTTP2StreamHandler(connection: self, clientCertificate: clientCertificate)
+        // Frames, not a stream multiplexer: see HTTP2FrameHandler for why.
+        return channel.eventLoop.makeCompletedFuture {
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(WriteCoalescingHandler())
+            try pipeline.addHandler(
+                NIOHTTP2Handler(mode: .server, connectionConfiguration: connectionConfiguration, streamConfiguration: streamConfiguration)
+            )
+            try pipeline.addHandler(
+                HTTP2FrameHandler(
+                    connection: self,
+                    clientCertificate: clientCertificate,
+                    streamWindowTarget: Self.streamWindow,
+                    connectionWindowTarget: connectionConfiguration.targetWindowSize
                 )
-            }
-        }.flatMap { _ in
-            channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(ConnectionErrorLogger(connectionID: self.id, logger: self.logger))
-                // Only now may close() write HTTP/2 frames into the pipeline.
-                self.state.withLock { $0.isHTTP2 = true }
-            }
+            )
+            try pipeline.addHandler(ConnectionErrorLogger(connectionID: self.id, logger: self.logger))
+            // Only now may close() write HTTP/2 frames into the pipeline.
+            self.state.withLock { $0.isHTTP2 = true }
         }
     }
 
