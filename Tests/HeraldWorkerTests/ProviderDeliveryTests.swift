@@ -156,4 +156,41 @@ struct ProviderDeliveryTests {
             }
         }
     }
+
+    /// Issue 11 §2 through the real senders: APNs answering 503 to every push opens its circuit
+    /// breaker; the FCM pushes are not held, no iPhone push is given up, and once APNs answers
+    /// again every iPhone gets its push exactly once.
+    @Test func anAPNsOutageDoesNotHoldFCMAndLosesNothing() async throws {
+        try await WorkerFixture.with { fixture in
+            try await Self.withSandbox { sandbox, sender in
+                let users = (0..<20).map { "user-\($0)" }
+                try await fixture.store.devices.importDevices(users.enumerated().flatMap { n, user in
+                    [
+                        TestEvents.device("iphone-\(n)", user: user, platform: .ios, token: TestEvents.apnsToken(1_000 + n)),
+                        TestEvents.device("pixel-\(n)", user: user, platform: .android, token: "fcm-token-\(n)"),
+                    ]
+                })
+                sandbox.setFault(ProviderFault(status: 503), for: .apns)
+                var configuration = fixture.configuration(lanes: 4)
+                // Retries alone would give up within the outage (3 attempts); deferred deliveries
+                // spend none.
+                configuration.retryPolicy = RetryPolicy(initialDelay: .milliseconds(100), maxDelay: .milliseconds(200), jitter: 0, maxAttempts: 3, maxElapsed: .seconds(60))
+                configuration.circuitBreaker = CircuitBreaker.Policy(minimumFailures: 5, initialOpen: .milliseconds(500), maximumOpen: .seconds(1))
+                try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
+                    let started = ContinuousClock.now
+                    try await fixture.publish(users.enumerated().map { TestEvents.xml(users: [$0.element], sequence: $0.offset + 1) })
+                    try await waitUntil("every FCM push", timeout: .seconds(15)) { sandbox.pushes.filter { $0.provider == .fcm }.count == 20 }
+                    #expect(ContinuousClock.now - started < .seconds(8), "FCM held by the APNs outage")
+                    try await waitUntil("every message acknowledged", timeout: .seconds(15)) { worker.statistics.acked >= 20 }
+                    #expect(worker.statistics.deferred > 0)
+                    sandbox.setFault(nil, for: .apns)
+                    try await waitUntil("every APNs push", timeout: .seconds(30)) { sandbox.pushes.filter { $0.provider == .apns }.count >= 20 }
+                    try await fixture.waitUntilSettled(worker, queues: [fixture.topology.queue, fixture.topology.queue + ".wait"])
+                    #expect(worker.statistics.failed == 0, "nothing given up")
+                }
+                let apns = sandbox.pushes.filter { $0.provider == .apns }
+                #expect(apns.count == 20 && Set(apns.map(\.token)).count == 20, "each iPhone once")
+            }
+        }
+    }
 }
