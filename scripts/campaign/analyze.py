@@ -31,7 +31,10 @@ OWNER_CHANGE = (
     "a partition owner's lost connection or crash, or partition copies the broker refused and the ingest "
     "published again behind later ones (architecture.md, Guarantees; operations.md, Scaling out)"
 )
-BREAKER = "deferred by the provider's circuit breaker (order per user and platform; reliability.md §2)"
+BREAKER = (
+    "a push deferred while its provider failed, sent after a later push of the same user and platform "
+    "that came once the circuit breaker had closed (architecture.md, Guarantees: Provider outages)"
+)
 EXCEPTIONS = {
     "worker-kill": OWNER_CHANGE,
     "broker-restart": OWNER_CHANGE,
