@@ -28,15 +28,17 @@ let package = Package(
         fuzzTarget("FuzzEventMetadata", [.product(name: "HeraldCore", package: "Herald")]),
         fuzzTarget("FuzzAMQPURL", [.product(name: "HeraldAMQP", package: "Herald")]),
         fuzzTarget("FuzzPostgresURL", [.product(name: "HeraldPostgres", package: "Herald")]),
-        fuzzTarget("FuzzAPIBody", [
-            .product(name: "HeraldAPI", package: "Herald"),
-            .product(name: "HeraldCore", package: "Herald"),
-            .product(name: "HeraldStore", package: "Herald"),
-            .product(name: "HeraldPostgres", package: "Herald"),
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOEmbedded", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        fuzzTarget(
+            "FuzzAPIBody",
+            [
+                .product(name: "HeraldAPI", package: "Herald"),
+                .product(name: "HeraldCore", package: "Herald"),
+                .product(name: "HeraldStore", package: "Herald"),
+                .product(name: "HeraldPostgres", package: "Herald"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
     ]
 )

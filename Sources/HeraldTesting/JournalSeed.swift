@@ -16,19 +16,21 @@ public enum JournalSeed {
             throw TestEnvironmentError("no device \(deviceId) to record deliveries for")
         }
         let keys = messageKeys.map { MessageKey(text: $0) }
-        let answer = try await store.journal.claim(ClaimBatch(
-            messages: keys, eventIds: keys.map { _ in eventId }, deliveries: keys.indices.map { ClaimBatch.Delivery(message: $0, deviceRef: deviceRef) }
-        ))
+        let answer = try await store.journal.claim(
+            ClaimBatch(
+                messages: keys, eventIds: keys.map { _ in eventId }, deliveries: keys.indices.map { ClaimBatch.Delivery(message: $0, deviceRef: deviceRef) }
+            ))
         var records: [DeliveryRecord] = []
         var positions: [Int64] = []
         for (index, id) in answer.messageIds.enumerated() {
             guard let id, let position = answer.positions[index] else { throw TestEnvironmentError("message \(messageKeys[index]) was known already") }
             let n = index + 1
             let outcome = state(n)
-            records.append(DeliveryRecord(
-                deviceRef: deviceRef, position: position, messageId: id, userId: userId, state: outcome, attempts: 1,
-                lastError: outcome == .sent ? nil : "test", payload: outcome == .sent ? Array(payload(n).utf8) : nil
-            ))
+            records.append(
+                DeliveryRecord(
+                    deviceRef: deviceRef, position: position, messageId: id, userId: userId, state: outcome, attempts: 1,
+                    lastError: outcome == .sent ? nil : "test", payload: outcome == .sent ? Array(payload(n).utf8) : nil
+                ))
             positions.append(position)
         }
         try await store.journal.record(records)

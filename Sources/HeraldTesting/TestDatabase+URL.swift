@@ -7,7 +7,7 @@ extension TestDatabase {
         var url = TestEnvironment.databaseURL
         if let query = url.firstIndex(of: "?") { url = String(url[..<query]) }
         guard let scheme = url.range(of: "://"),
-              let slash = url.range(of: "/", options: .backwards, range: scheme.upperBound..<url.endIndex)
+            let slash = url.range(of: "/", options: .backwards, range: scheme.upperBound..<url.endIndex)
         else { return url + "/" + name }
         return String(url[..<slash.lowerBound]) + "/" + name
     }

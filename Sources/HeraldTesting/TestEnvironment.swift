@@ -55,13 +55,14 @@ public enum TestEnvironment {
         guard !missing.isEmpty else { return }
         let what = missing.joined(separator: " and ")
         if let required = value(requireServicesVariable), required != "0" {
-            throw TestEnvironmentError("\(what) does not accept connections, and \(requireServicesVariable)=\(required): integration tests fail rather than skip")
+            throw TestEnvironmentError(
+                "\(what) does not accept connections, and \(requireServicesVariable)=\(required): integration tests fail rather than skip")
         }
         let note = "integration test: needs \(what), which does not accept connections (deploy/local/test.sh starts the services and runs every test)"
         #if compiler(>=6.3)
-        try Test.cancel(Comment(rawValue: note))
+            try Test.cancel(Comment(rawValue: note))
         #else
-        throw TestEnvironmentError(note)
+            throw TestEnvironmentError(note)
         #endif
     }
 

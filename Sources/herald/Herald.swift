@@ -10,7 +10,8 @@ struct Herald: AsyncParsableCommand {
         version: HeraldVersion.current,
         subcommands: [
             WorkerCommand.self, DrainCommand.self, PublishCommand.self, DeadLetterCommand.self, MigrateCommand.self, TemplatesCommand.self,
-            DevicesCommand.self, DeliveriesCommand.self, BenchCommand.self, SenderBenchCommand.self, PreviewCommand.self, ConfigCommand.self, SandboxCommand.self,
+            DevicesCommand.self, DeliveriesCommand.self, BenchCommand.self, SenderBenchCommand.self, PreviewCommand.self, ConfigCommand.self,
+            SandboxCommand.self,
             APICommand.self, ServeCommand.self,
         ]
     )

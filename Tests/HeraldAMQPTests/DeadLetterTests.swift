@@ -141,16 +141,22 @@ struct DeadLetterTests {
             let long = String(repeating: "k", count: 300)
             let attempts: [(String, @Sendable () async throws -> Void)] = [
                 ("routing key", { try await connection.publish(Data("x".utf8), routingKey: long) }),
-                ("header key", {
-                    try await connection.publish(
-                        Data("x".utf8),
-                        routingKey: queue,
-                        properties: AMQPProperties(headers: [String(repeating: "h", count: 200): true])
-                    )
-                }),
-                ("message id", {
-                    try await connection.publish(Data("x".utf8), routingKey: queue, properties: AMQPProperties(messageID: long))
-                }),
+                (
+                    "header key",
+                    {
+                        try await connection.publish(
+                            Data("x".utf8),
+                            routingKey: queue,
+                            properties: AMQPProperties(headers: [String(repeating: "h", count: 200): true])
+                        )
+                    }
+                ),
+                (
+                    "message id",
+                    {
+                        try await connection.publish(Data("x".utf8), routingKey: queue, properties: AMQPProperties(messageID: long))
+                    }
+                ),
                 ("queue name", { try await connection.declareQueue(AMQPQueue(name: long)) }),
                 ("consume", { _ = try await connection.consume(queue: long) }),
             ]

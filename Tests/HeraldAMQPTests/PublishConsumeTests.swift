@@ -1,6 +1,6 @@
 import Foundation
-import HeraldTesting
 import HeraldAMQP
+import HeraldTesting
 import Testing
 
 /// Volume tests: confirms, manual acks, order, throughput. Serialized so their rates are not

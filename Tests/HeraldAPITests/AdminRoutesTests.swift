@@ -1,10 +1,11 @@
 import Foundation
-@testable import HeraldAPI
+import HTTPTypes
 import HeraldCore
 import HeraldStore
 import HeraldTesting
-import HTTPTypes
 import Testing
+
+@testable import HeraldAPI
 
 /// `/v1/admin/…`: the operators' support lookups, behind their own bearer key.
 @Suite("/v1/admin support lookups")
@@ -24,7 +25,8 @@ struct AdminRoutesTests {
                 #expect(asUser.errorCode == "forbidden")
                 let anonymous = try await api.client.send(.get, path)
                 #expect(anonymous.status == 401)
-                let forged = try await api.client.send(.get, path, token: try await TestTokens.token("u1", secret: Array("another-secret-of-at-least-32-bytes!!".utf8)))
+                let forged = try await api.client.send(
+                    .get, path, token: try await TestTokens.token("u1", secret: Array("another-secret-of-at-least-32-bytes!!".utf8)))
                 #expect(forged.status == 401)
                 let nearly = try await api.client.send(.get, path, token: String(Self.adminKey.dropLast()) + "x")
                 #expect(nearly.status == 401)
@@ -44,7 +46,8 @@ struct AdminRoutesTests {
     @Test func aMessageAUsersDeliveriesADeadLetterAndAnUnknownMessage() async throws {
         try await Self.withAdmin { api in
             let user = try await TestTokens.token("u1")
-            let put = try await api.client.send(.put, "/v1/devices/d1", token: user, json: #"{"platform": "ios", "token": "\#(PushTokens.apns("d1"))", "culture": "en-US"}"#)
+            let put = try await api.client.send(
+                .put, "/v1/devices/d1", token: user, json: #"{"platform": "ios", "token": "\#(PushTokens.apns("d1"))", "culture": "en-US"}"#)
             #expect(put.status == 201)
             try await api.logSent(deviceId: "d1", user: "u1", count: 2, prefix: "transfer-")
 

@@ -1,12 +1,12 @@
 import Crypto
 import CryptoExtras
 import Foundation
+import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldPostgres
 import HeraldStore
 import HeraldTesting
-import HTTPTypes
 import Hummingbird
 import JWTKit
 import Logging

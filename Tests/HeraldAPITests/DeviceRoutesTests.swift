@@ -1,11 +1,11 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldPostgres
 import HeraldStore
 import HeraldTesting
-import HTTPTypes
 import Hummingbird
 import Testing
 
@@ -60,10 +60,15 @@ struct DeviceRoutesTests {
             let subscription = try #require(try await api.store.devices.subscriptions(forUsers: ["u1"]).first)
             #expect(subscription.culture == "en-US")
 
-            let catalog = try TemplateCatalog(templates: [
-                Template(eventId: "TransferIssued", culture: "ru-RU", platform: .ios, title: "Wallet One", body: "Вам поступил перевод {0}", metadata: .defaults(for: "TransferIssued")),
-                Template(eventId: "TransferIssued", culture: "en-US", platform: .ios, title: "Wallet One", body: "You received a transfer {0}", metadata: .defaults(for: "TransferIssued")),
-            ], defaultCulture: "ru-RU")
+            let catalog = try TemplateCatalog(
+                templates: [
+                    Template(
+                        eventId: "TransferIssued", culture: "ru-RU", platform: .ios, title: "Wallet One", body: "Вам поступил перевод {0}",
+                        metadata: .defaults(for: "TransferIssued")),
+                    Template(
+                        eventId: "TransferIssued", culture: "en-US", platform: .ios, title: "Wallet One", body: "You received a transfer {0}",
+                        metadata: .defaults(for: "TransferIssued")),
+                ], defaultCulture: "ru-RU")
             let event = Event(id: "TransferIssued", type: .message, dateTime: EventTimestamp(date: Date()), params: [EventParameter(name: "n", value: "10")])
             #expect(try catalog.render(event, culture: subscription.culture, platform: subscription.platform).body == "You received a transfer 10")
         }

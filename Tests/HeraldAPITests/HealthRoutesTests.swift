@@ -1,10 +1,10 @@
 import Foundation
+import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldPostgres
 import HeraldStore
 import HeraldTesting
-import HTTPTypes
 import Hummingbird
 import Metrics
 import Prometheus

@@ -1,10 +1,10 @@
 import Foundation
+import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldPostgres
 import HeraldStore
 import HeraldTesting
-import HTTPTypes
 import Hummingbird
 import Testing
 
@@ -60,8 +60,10 @@ struct HeraldAPIBinaryTests {
                 let first = PushTokens.apns("phone-1")
                 func subscribe(_ token: String, uri: String, culture: String = "ru-ru", tags: [String] = []) async throws -> Int {
                     let list = tags.map { "\"\($0)\"" }.joined(separator: ",")
-                    return try await client.send(.post, "/Subscribe.ashx", token: token,
-                        json: #"{"os":"ios","culture":"\#(culture)","id":"phone-1","uri":"\#(uri)","tags":[\#(list)]}"#).status
+                    return try await client.send(
+                        .post, "/Subscribe.ashx", token: token,
+                        json: #"{"os":"ios","culture":"\#(culture)","id":"phone-1","uri":"\#(uri)","tags":[\#(list)]}"#
+                    ).status
                 }
                 // Subscribe, tags replace.
                 #expect(try await subscribe(alice, uri: first, tags: ["account", "t1"]) == 200)
@@ -72,7 +74,8 @@ struct HeraldAPIBinaryTests {
 
                 // Refresh token (v1) and change culture.
                 let second = PushTokens.apns("phone-1 refreshed")
-                let put = try await client.send(.put, "/v1/devices/phone-1", token: alice, json: #"{"platform":"ios","token":"\#(second)","culture":"en-us","tags":["t2"]}"#)
+                let put = try await client.send(
+                    .put, "/v1/devices/phone-1", token: alice, json: #"{"platform":"ios","token":"\#(second)","culture":"en-us","tags":["t2"]}"#)
                 #expect(put.status == 200)
                 subscription = try #require(try await store.devices.subscriptions(forUsers: ["alice"]).first)
                 #expect(subscription.token == second)
@@ -118,11 +121,15 @@ struct HeraldAPIBinaryTests {
             try await server.withClient { client in
                 let user = try await TestTokens.token("u1")
                 let token = PushTokens.apns("resend")
-                #expect(try await client.send(.put, "/v1/devices/r1", token: user, json: #"{"platform":"ios","token":"\#(token)","culture":"ru-RU"}"#).status == 201)
+                #expect(
+                    try await client.send(.put, "/v1/devices/r1", token: user, json: #"{"platform":"ios","token":"\#(token)","culture":"ru-RU"}"#).status == 201
+                )
                 // What the worker records when it sends (claim, then record with the payload).
-                try await JournalSeed.record(store, deviceId: "r1", userId: "u1", messageKeys: (1...5).map { "m\($0)" }, payload: { n in
-                    #"{"aps":{"alert":"push \#(n)"}}"#
-                })
+                try await JournalSeed.record(
+                    store, deviceId: "r1", userId: "u1", messageKeys: (1...5).map { "m\($0)" },
+                    payload: { n in
+                        #"{"aps":{"alert":"push \#(n)"}}"#
+                    })
 
                 let missed = try await client.send(.get, "/v1/devices/r1/notifications?after=3", token: user)
                 #expect((missed.json["notifications"] as? [[String: Any]])?.compactMap { $0["position"] as? Int } == [4, 5])
@@ -151,12 +158,16 @@ struct HeraldAPIBinaryTests {
         try await Self.withServer { server, store, _ in
             try await server.withClient { client in
                 let user = try await TestTokens.token("u1")
-                #expect(try await client.send(.put, "/v1/devices/keep", token: user, json: #"{"platform":"ios","token":"none","culture":"ru-RU"}"#).status == 201)
+                #expect(
+                    try await client.send(.put, "/v1/devices/keep", token: user, json: #"{"platform":"ios","token":"none","culture":"ru-RU"}"#).status == 201)
                 let before = try await store.devices.list()
 
                 #expect(try await client.send(.get, "/v1/me/settings").errorCode == "unauthorized")
                 #expect(try await client.send(.get, "/v1/me/settings", token: try await TestTokens.token("u1", expiresIn: -3600)).errorCode == "token_expired")
-                #expect(try await client.send(.get, "/v1/me/settings", token: try await TestTokens.token("u1", secret: Array("x-forged-secret-of-at-least-32-bytes!".utf8))).errorCode == "invalid_token")
+                #expect(
+                    try await client.send(
+                        .get, "/v1/me/settings", token: try await TestTokens.token("u1", secret: Array("x-forged-secret-of-at-least-32-bytes!".utf8))
+                    ).errorCode == "invalid_token")
                 #expect(try await client.send(.get, "/v1/devices/keep", token: try await TestTokens.token("u2")).errorCode == "device_not_found")
 
                 let invalid = try await InvalidRequests.make(count: 2000, validToken: user)
@@ -185,9 +196,11 @@ struct HeraldAPIBinaryTests {
     }
 
     @Test func refusesToStartWithoutATokenCheck() throws {
-        let result = try HeraldCLI.run(["api", "--listen", "127.0.0.1:0"], environment: [
-            "HERALD_DATABASE_URL": TestEnvironment.databaseURL, "HERALD_API_JWT_SECRET": "", "HERALD_API_INTROSPECTION_URL": "",
-        ], timeout: .seconds(60))
+        let result = try HeraldCLI.run(
+            ["api", "--listen", "127.0.0.1:0"],
+            environment: [
+                "HERALD_DATABASE_URL": TestEnvironment.databaseURL, "HERALD_API_JWT_SECRET": "", "HERALD_API_INTROSPECTION_URL": "",
+            ], timeout: .seconds(60))
         #expect(result.status != 0)
         #expect(result.stderr.contains("no bearer-token check configured"))
     }

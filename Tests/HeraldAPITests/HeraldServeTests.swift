@@ -1,9 +1,9 @@
 import Foundation
+import HTTPTypes
 import HeraldAMQP
 import HeraldPostgres
 import HeraldStore
 import HeraldTesting
-import HTTPTypes
 import Synchronization
 import Testing
 
@@ -28,7 +28,8 @@ struct HeraldServeTests {
                 let phone = PushTokens.apns("alice's phone")
                 func subscribe(_ token: String, user: String, uri: String, culture: String = "ru-ru") async throws {
                     try await serve.afterChange(of: user) {
-                        let reply = try await client.send(.post, "/Subscribe.ashx", token: token,
+                        let reply = try await client.send(
+                            .post, "/Subscribe.ashx", token: token,
                             json: #"{"os":"ios","culture":"\#(culture)","id":"phone-a","uri":"\#(uri)","tags":[]}"#)
                         #expect(reply.status == 200, "\(reply.text)")
                     }
@@ -42,7 +43,8 @@ struct HeraldServeTests {
 
                 // Culture changed: the next push is in English.
                 try await serve.afterChange(of: "alice") {
-                    let put = try await client.send(.put, "/v1/devices/phone-a", token: alice, json: #"{"platform":"ios","token":"\#(phone)","culture":"en-us"}"#)
+                    let put = try await client.send(
+                        .put, "/v1/devices/phone-a", token: alice, json: #"{"platform":"ios","token":"\#(phone)","culture":"en-us"}"#)
                     #expect(put.status == 200, "\(put.text)")
                 }
                 pushes = try await serve.publish(users: ["alice"])
@@ -103,10 +105,13 @@ extension HeraldServeTests {
             let store = try Store(configuration: StoreConfiguration(database: database.configuration))
             try await store.migrate()
             await store.close()
-            let result = try HeraldCLI.run(["serve", "--listen", "127.0.0.1:0"], environment: [
-                "HERALD_DATABASE_URL": database.url, "HERALD_AMQP_URL": TestEnvironment.amqpURL, "HERALD_AMQP_QUEUE": TestEnvironment.uniqueName("herald.serve.q"),
-                "HERALD_API_JWT_SECRET": "", "HERALD_API_INTROSPECTION_URL": "", "HERALD_LOG_LEVEL": "error",
-            ], timeout: .seconds(60))
+            let result = try HeraldCLI.run(
+                ["serve", "--listen", "127.0.0.1:0"],
+                environment: [
+                    "HERALD_DATABASE_URL": database.url, "HERALD_AMQP_URL": TestEnvironment.amqpURL,
+                    "HERALD_AMQP_QUEUE": TestEnvironment.uniqueName("herald.serve.q"),
+                    "HERALD_API_JWT_SECRET": "", "HERALD_API_INTROSPECTION_URL": "", "HERALD_LOG_LEVEL": "error",
+                ], timeout: .seconds(60))
             #expect(result.status == 78, "\(result.stderr)")
             #expect(result.stderr.contains("herald serve: "))
             #expect(result.stderr.contains("no bearer-token check configured"))
@@ -147,7 +152,8 @@ final class ServeFixture: Sendable {
             try await store.migrate()
             await store.close()
             let templates = TestEnvironment.packageRoot.appendingPathComponent("templates").path
-            let imported = try HeraldCLI.run(["templates", "import", templates], environment: ["HERALD_DATABASE_URL": database.url, "HERALD_LOG_LEVEL": "error"])
+            let imported = try HeraldCLI.run(
+                ["templates", "import", templates], environment: ["HERALD_DATABASE_URL": database.url, "HERALD_LOG_LEVEL": "error"])
             try #require(imported.status == 0, "\(imported.stderr)")
 
             let topology = HeraldTopology(exchange: TestEnvironment.uniqueName("herald.serve.x"), queue: TestEnvironment.uniqueName("herald.serve.q"))
@@ -157,17 +163,19 @@ final class ServeFixture: Sendable {
             var failure: (any Error)?
             do {
                 try await changes.waitUntilListening()
-                let server = try await RunningAPI.start(command: "serve", environment: [
-                    "HERALD_DATABASE_URL": database.url,
-                    "HERALD_AMQP_URL": TestEnvironment.amqpURL,
-                    "HERALD_AMQP_QUEUE": topology.queue,
-                    "HERALD_AMQP_EXCHANGE": topology.exchange,
-                    "HERALD_API_JWT_SECRET": String(decoding: TestTokens.secret, as: UTF8.self),
-                    "HERALD_API_RATE_LIMIT_PER_SECOND": "0",
-                    "HERALD_WORKER_SENDER": "log",
-                    "HERALD_WORKER_LOG_SENDER_FILE": pushesPath,
-                    "HERALD_LOG_LEVEL": "warning",
-                ])
+                let server = try await RunningAPI.start(
+                    command: "serve",
+                    environment: [
+                        "HERALD_DATABASE_URL": database.url,
+                        "HERALD_AMQP_URL": TestEnvironment.amqpURL,
+                        "HERALD_AMQP_QUEUE": topology.queue,
+                        "HERALD_AMQP_EXCHANGE": topology.exchange,
+                        "HERALD_API_JWT_SECRET": String(decoding: TestTokens.secret, as: UTF8.self),
+                        "HERALD_API_RATE_LIMIT_PER_SECOND": "0",
+                        "HERALD_WORKER_SENDER": "log",
+                        "HERALD_WORKER_LOG_SENDER_FILE": pushesPath,
+                        "HERALD_LOG_LEVEL": "warning",
+                    ])
                 let fixture = ServeFixture(server: server, amqp: amqp, topology: topology, pushesPath: pushesPath, changes: changes)
                 do {
                     try await body(fixture)
@@ -215,10 +223,11 @@ final class ServeFixture: Sendable {
             <EventDateTime>2015-04-30T17:32:47.\(String(format: "%07d", sequence))+03:00</EventDateTime>\
             <EventFilters>\(filters)</EventFilters><EventParams /></PushNotification>
             """
-        try await amqp.publish(AMQPOutgoingMessage(
-            exchange: topology.exchange, routingKey: topology.routingKey, body: Data(body.utf8),
-            properties: AMQPProperties(contentType: "application/xml", deliveryMode: .persistent)
-        ))
+        try await amqp.publish(
+            AMQPOutgoingMessage(
+                exchange: topology.exchange, routingKey: topology.routingKey, body: Data(body.utf8),
+                properties: AMQPProperties(contentType: "application/xml", deliveryMode: .persistent)
+            ))
         try await waitUntil("the worker to acknowledge message \(sequence)", timeout: .seconds(20)) {
             try await acknowledged() >= sequence
         }

@@ -1,10 +1,10 @@
 import Foundation
+import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldPostgres
 import HeraldStore
 import HeraldTesting
-import HTTPTypes
 import Hummingbird
 import Testing
 
@@ -102,18 +102,19 @@ struct LegacyEndpointTests {
     /// Unsubscribe checks `os`, `uri` and `culture` whenever they are present, each on its own:
     /// a `uri` without `os` must be a token of some platform (or `none`). A refused request
     /// changes nothing.
-    @Test(arguments: [
-        (#"{"id": "1234567890", "uri": "tok"}"#, "invalid_push_token"),
-        (#"{"id": "1234567890", "os": "ios", "uri": "tok"}"#, "invalid_push_token"),
-        (#"{"id": "1234567890", "os": "ios", "uri": "\#(PushTokens.fcm("x"))"}"#, "invalid_push_token"),
-        (#"{"id": "1234567890", "os": "windows"}"#, "invalid_platform"),
-        (#"{"id": "1234567890", "culture": "russian"}"#, "invalid_culture"),
-        (#"{"id": "1234567890", "tags": ["bad tag"]}"#, "invalid_tags"),
-        (#"{"id": "1234567890", "uri": "none"}"#, nil),
-        (#"{"id": "1234567890", "uri": "\#(PushTokens.apns("x"))"}"#, nil),
-        (#"{"id": "1234567890", "uri": "\#(PushTokens.fcm("x"))"}"#, nil),
-        (#"{"id": "1234567890", "os": "android", "uri": "\#(PushTokens.fcm("x"))", "culture": "en-us"}"#, nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            (#"{"id": "1234567890", "uri": "tok"}"#, "invalid_push_token"),
+            (#"{"id": "1234567890", "os": "ios", "uri": "tok"}"#, "invalid_push_token"),
+            (#"{"id": "1234567890", "os": "ios", "uri": "\#(PushTokens.fcm("x"))"}"#, "invalid_push_token"),
+            (#"{"id": "1234567890", "os": "windows"}"#, "invalid_platform"),
+            (#"{"id": "1234567890", "culture": "russian"}"#, "invalid_culture"),
+            (#"{"id": "1234567890", "tags": ["bad tag"]}"#, "invalid_tags"),
+            (#"{"id": "1234567890", "uri": "none"}"#, nil),
+            (#"{"id": "1234567890", "uri": "\#(PushTokens.apns("x"))"}"#, nil),
+            (#"{"id": "1234567890", "uri": "\#(PushTokens.fcm("x"))"}"#, nil),
+            (#"{"id": "1234567890", "os": "android", "uri": "\#(PushTokens.fcm("x"))", "culture": "en-us"}"#, nil),
+        ] as [(String, String?)])
     func unsubscribeChecksEachFieldWhenPresent(_ body: String, _ code: String?) async throws {
         try await APIFixture.with { api in
             let token = try await TestTokens.token("u1")

@@ -1,12 +1,13 @@
 import Foundation
-@testable import HeraldAPI
+import HTTPTypes
 import HeraldCore
 import HeraldPostgres
 import HeraldStore
 import HeraldTesting
-import HTTPTypes
 import Hummingbird
 import Testing
+
+@testable import HeraldAPI
 
 /// `/v1/devices/{deviceId}/notifications` and `…/resend` (seed 002), in process.
 @Suite("/v1 missed notifications and resend")
@@ -95,7 +96,8 @@ struct NotificationRoutesTests {
             #expect(reply.json["failed"] as? Int == 2)
             #expect(api.resends.pushes.count == 1)
             #expect(try await api.store.devices.device(id: "d1")?.tokenState == .dead)
-            #expect(try await api.client.send(.post, "/v1/devices/d1/notifications/resend", token: bearer, json: #"{"after": 0}"#).errorCode == "device_not_found")
+            #expect(
+                try await api.client.send(.post, "/v1/devices/d1/notifications/resend", token: bearer, json: #"{"after": 0}"#).errorCode == "device_not_found")
         }
     }
 
@@ -126,7 +128,8 @@ struct NotificationRoutesTests {
         #expect(payload.json["message"]?["token"] == .string("new-token"))
         #expect(payload.json["message"]?["data"]?["msg"] == .string("hi"))
         #expect(payload.apns == nil)
-        let background = try #require(ResendPlanner.payload(logged: #"{"aps":{"content-available":1},"eid":"E"}"#, deliveryKey: key, platform: .ios, token: "t"))
+        let background = try #require(
+            ResendPlanner.payload(logged: #"{"aps":{"content-available":1},"eid":"E"}"#, deliveryKey: key, platform: .ios, token: "t"))
         #expect(background.apns?.pushType == .background)
         #expect(background.apns?.priority == 5)
         #expect(ResendPlanner.payload(logged: "not json", deliveryKey: key, platform: .ios, token: "t") == nil)

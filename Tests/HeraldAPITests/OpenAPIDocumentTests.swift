@@ -1,10 +1,10 @@
 import Foundation
+import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldPostgres
 import HeraldStore
 import HeraldTesting
-import HTTPTypes
 import Hummingbird
 import Testing
 import Yams
@@ -58,10 +58,11 @@ struct OpenAPIDocumentTests {
         var configuration = APIConfiguration(authentication: AuthenticationConfiguration(jwt: TestTokens.jwtConfiguration))
         configuration.admin = AdminConfiguration(token: AdminRoutesTests.adminKey)
         let router = try APIServer.makeRouter(configuration: configuration, dependencies: dependencies)
-        let routes = Set(router.routes.map { route in
-            let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
-            return "\(route.method.rawValue) /\(path)"
-        })
+        let routes = Set(
+            router.routes.map { route in
+                let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
+                return "\(route.method.rawValue) /\(path)"
+            })
         #expect(routes.subtracting(document.operations).isEmpty, "routes missing from docs/openapi.yaml")
         #expect(document.operations.subtracting(routes).isEmpty, "documented operations that are not routes")
         #expect(routes.count == 15)
@@ -96,7 +97,8 @@ struct OpenAPIDocumentTests {
     /// and its body must match that status' schema.
     @Test func realAnswersMatchTheDocument() async throws {
         let document = try Document.load()
-        try await APIFixture.with(configure: { $0.admin = AdminConfiguration(token: AdminRoutesTests.adminKey) }, metrics: { Array("# metrics\n".utf8) }) { api in
+        try await APIFixture.with(configure: { $0.admin = AdminConfiguration(token: AdminRoutesTests.adminKey) }, metrics: { Array("# metrics\n".utf8) }) {
+            api in
             let admin = AdminRoutesTests.adminKey
             let user = try await TestTokens.token("u1")
             let apns = PushTokens.apns("doc")

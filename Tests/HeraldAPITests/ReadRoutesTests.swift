@@ -1,18 +1,21 @@
 import Foundation
-@testable import HeraldAPI
+import HTTPTypes
 import HeraldCore
 import HeraldStore
 import HeraldTesting
-import HTTPTypes
 import Testing
+
+@testable import HeraldAPI
 
 /// `PUT /v1/devices/{id}/read` and `markRead`: what the app has read, which the badge counts from.
 @Suite("/v1 read positions and the badge")
 struct ReadRoutesTests {
     static func logWithBadges(_ api: APIFixture, device: String, user: String, count: Int) async throws {
-        try await JournalSeed.record(api.store, deviceId: device, userId: user, messageKeys: (1...count).map { "\(device)-\(user)-\($0)" }, payload: { n in
-            #"{"aps":{"alert":"push \#(n)","badge":\#(n)},"eid":"TransferIssued","userid":"\#(user)"}"#
-        })
+        try await JournalSeed.record(
+            api.store, deviceId: device, userId: user, messageKeys: (1...count).map { "\(device)-\(user)-\($0)" },
+            payload: { n in
+                #"{"aps":{"alert":"push \#(n)","badge":\#(n)},"eid":"TransferIssued","userid":"\#(user)"}"#
+            })
     }
 
     @Test func readsMoveForwardAndAnswerTheUnreadCount() async throws {
@@ -76,8 +79,10 @@ struct BadgeSyncTests {
     @Test func aReadOnOneDeviceUpdatesTheOthersBadge() async throws {
         try await APIFixture.with(configure: { $0.badgeSync = true }) { api in
             let u1 = try await TestTokens.token("u1")
-            for (device, body) in [("phone", #"{"platform": "ios", "token": "\#(PushTokens.apns("phone"))", "culture": "en-US"}"#),
-                                   ("tablet", #"{"platform": "android", "token": "\#(PushTokens.fcm("tablet"))", "culture": "en-US"}"#)] {
+            for (device, body) in [
+                ("phone", #"{"platform": "ios", "token": "\#(PushTokens.apns("phone"))", "culture": "en-US"}"#),
+                ("tablet", #"{"platform": "android", "token": "\#(PushTokens.fcm("tablet"))", "culture": "en-US"}"#),
+            ] {
                 #expect(try await api.client.send(.put, "/v1/devices/\(device)", token: u1, json: body).status == 201)
             }
             // Three messages, each to both devices (the tablet had one more before: positions differ).
@@ -85,16 +90,20 @@ struct BadgeSyncTests {
             let tablet = try #require(try await api.store.devices.storeId(deviceId: "tablet"))
             try await JournalSeed.record(api.store, deviceId: "tablet", userId: "u1", messageKeys: ["older"])
             let keys = ["m1", "m2", "m3"].map { MessageKey(text: $0) }
-            let answer = try await api.store.journal.claim(ClaimBatch(
-                messages: keys, eventIds: ["E", "E", "E"],
-                deliveries: keys.indices.flatMap { [ClaimBatch.Delivery(message: $0, deviceRef: phone, userId: "u1"), ClaimBatch.Delivery(message: $0, deviceRef: tablet, userId: "u1")] }
-            ))
-            try await api.store.journal.record(answer.positions.indices.map { index in
-                DeliveryRecord(
-                    deviceRef: index % 2 == 0 ? phone : tablet, position: answer.positions[index]!, messageId: answer.messageIds[index / 2]!, userId: "u1",
-                    state: .sent, attempts: 1, payload: Array("{}".utf8)
-                )
-            })
+            let answer = try await api.store.journal.claim(
+                ClaimBatch(
+                    messages: keys, eventIds: ["E", "E", "E"],
+                    deliveries: keys.indices.flatMap {
+                        [ClaimBatch.Delivery(message: $0, deviceRef: phone, userId: "u1"), ClaimBatch.Delivery(message: $0, deviceRef: tablet, userId: "u1")]
+                    }
+                ))
+            try await api.store.journal.record(
+                answer.positions.indices.map { index in
+                    DeliveryRecord(
+                        deviceRef: index % 2 == 0 ? phone : tablet, position: answer.positions[index]!, messageId: answer.messageIds[index / 2]!, userId: "u1",
+                        state: .sent, attempts: 1, payload: Array("{}".utf8)
+                    )
+                })
             // Read m1 and m2 on the phone (positions 1–2): on the tablet they are 2–3.
             let read = try await api.client.send(.put, "/v1/devices/phone/read", token: u1, json: #"{"position": 2}"#)
             #expect(read.json["unread"] as? Int == 1)

@@ -1,10 +1,10 @@
 import Foundation
+import HTTPTypes
 import HeraldAPI
 import HeraldCore
 import HeraldPostgres
 import HeraldStore
 import HeraldTesting
-import HTTPTypes
 import Hummingbird
 import Testing
 
@@ -28,7 +28,10 @@ struct ValidationTests {
                 (#"{"platform": "ios", "token": "\#(String(repeating: "g", count: 64))", "culture": "ru-RU"}"#, "invalid_push_token"),
                 (#"{"platform": "android", "token": "short", "culture": "ru-RU"}"#, "invalid_push_token"),
                 (#"{"platform": "android", "token": "\#(String(repeating: "a", count: 40))/x", "culture": "ru-RU"}"#, "invalid_push_token"),
-                (#"{"platform": "ios", "token": "none", "culture": "ru-RU", "tags": [\#((0..<33).map { "\"t\($0)\"" }.joined(separator: ","))]}"#, "invalid_tags"),
+                (
+                    #"{"platform": "ios", "token": "none", "culture": "ru-RU", "tags": [\#((0..<33).map { "\"t\($0)\"" }.joined(separator: ","))]}"#,
+                    "invalid_tags"
+                ),
                 (#"{"platform": "ios", "token": "none", "culture": "ru-RU", "tags": ["\#(String(repeating: "t", count: 65))"]}"#, "invalid_tags"),
                 (#"{"platform": "ios", "token": "none", "culture": "ru-RU", "tags": ["a'; DROP TABLE devices; --"]}"#, "invalid_tags"),
                 (#"{"platform": "ios", "token": "none", "culture": "ru-RU", "tags": [1]}"#, "invalid_json"),
@@ -43,8 +46,11 @@ struct ValidationTests {
                 #expect(reply.status == 400, "\(body)")
                 #expect(reply.errorCode == code, "\(body)")
             }
-            #expect(try await put(#"{"platform": "ios", "token": "none", "culture": "ru-RU"}"#, contentType: "text/plain").errorCode == "unsupported_media_type")
-            #expect(try await put(#"{"platform": "ios", "token": "none", "culture": "ru-RU"}"#, device: String(repeating: "d", count: 129)).errorCode == "invalid_device_id")
+            #expect(
+                try await put(#"{"platform": "ios", "token": "none", "culture": "ru-RU"}"#, contentType: "text/plain").errorCode == "unsupported_media_type")
+            #expect(
+                try await put(#"{"platform": "ios", "token": "none", "culture": "ru-RU"}"#, device: String(repeating: "d", count: 129)).errorCode
+                    == "invalid_device_id")
             #expect(try await put(#"{"platform": "ios", "token": "none", "culture": "ru-RU"}"#, device: "a%00b").errorCode == "invalid_device_id")
             #expect(try await api.store.devices.list().isEmpty)
 
@@ -172,7 +178,9 @@ struct ValidationTests {
             }
             #expect(try await Self.rowCounts(api) == before)
             #expect(try await api.client.send(.get, "/healthz").status == 200)
-            #expect(try await api.client.send(.put, "/v1/devices/ok", token: user, json: #"{"platform": "ios", "token": "none", "culture": "ru-RU"}"#).status == 201)
+            #expect(
+                try await api.client.send(.put, "/v1/devices/ok", token: user, json: #"{"platform": "ios", "token": "none", "culture": "ru-RU"}"#).status == 201
+            )
         }
     }
 

@@ -60,42 +60,51 @@ struct CredentialFileExitTests {
         try process.run()
         process.waitUntilExit()
         try #require(process.terminationStatus == 0)
-        try expectStop(command, [
-            "HERALD_WORKER_SENDER": "providers", "HERALD_APNS_TOPIC": "com.example.herald", "HERALD_APNS_CERT_PATH": p12,
-            "HERALD_APNS_CERT_PASSWORD": "secret",
-        ], naming: p12, ["apns.cert_path", "no private key"])
+        try expectStop(
+            command,
+            [
+                "HERALD_WORKER_SENDER": "providers", "HERALD_APNS_TOPIC": "com.example.herald", "HERALD_APNS_CERT_PATH": p12,
+                "HERALD_APNS_CERT_PASSWORD": "secret",
+            ], naming: p12, ["apns.cert_path", "no private key"])
     }
 
     @Test(arguments: commands) func aCAFileThatHoldsNoCertificate(command: String) throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let ca = try write("ca.pem", "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
-        try expectStop(command, [
-            "HERALD_WORKER_SENDER": "providers", "HERALD_APNS_TOPIC": "com.example.herald", "HERALD_APNS_CERT_PATH": certificate,
-            "HERALD_APNS_CERT_KEY_PATH": key, "HERALD_APNS_CA_PATH": ca,
-        ], naming: ca, ["apns.ca_path"])
+        try expectStop(
+            command,
+            [
+                "HERALD_WORKER_SENDER": "providers", "HERALD_APNS_TOPIC": "com.example.herald", "HERALD_APNS_CERT_PATH": certificate,
+                "HERALD_APNS_CERT_KEY_PATH": key, "HERALD_APNS_CA_PATH": ca,
+            ], naming: ca, ["apns.ca_path"])
     }
 
     @Test(arguments: commands) func aServiceAccountFileThatIsNotAnObject(command: String) throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let account = try write("service-account.json", "[]")
-        try expectStop(command, ["HERALD_WORKER_SENDER": "providers", "HERALD_FCM_SERVICE_ACCOUNT_PATH": account], naming: account, ["fcm.service_account_path"])
+        try expectStop(
+            command, ["HERALD_WORKER_SENDER": "providers", "HERALD_FCM_SERVICE_ACCOUNT_PATH": account], naming: account, ["fcm.service_account_path"])
     }
 
     @Test(arguments: commands) func anAPNsKeyThatIsADevice(command: String) throws {
-        try expectStop(command, [
-            "HERALD_WORKER_SENDER": "providers", "HERALD_APNS_TOPIC": "com.example.herald", "HERALD_APNS_KEY_PATH": "/dev/zero",
-            "HERALD_APNS_KEY_ID": "ABCDE12345", "HERALD_APNS_TEAM_ID": "TEAM123456",
-        ], naming: "/dev/zero", ["apns.key_path", "not a regular file"])
+        try expectStop(
+            command,
+            [
+                "HERALD_WORKER_SENDER": "providers", "HERALD_APNS_TOPIC": "com.example.herald", "HERALD_APNS_KEY_PATH": "/dev/zero",
+                "HERALD_APNS_KEY_ID": "ABCDE12345", "HERALD_APNS_TEAM_ID": "TEAM123456",
+            ], naming: "/dev/zero", ["apns.key_path", "not a regular file"])
     }
 
     /// The API's token key (`api.jwt_public_key_path`): missing, or a file of another kind.
     @Test(arguments: ["serve", "api"]) func aWrongJWTPublicKeyFile(command: String) throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let missing = folder.appendingPathComponent("missing.pem").path
-        try expectStop(command, ["HERALD_API_JWT_SECRET": "", "HERALD_API_JWT_PUBLIC_KEY_PATH": missing], naming: missing, ["api.jwt_public_key_path", "does not exist"])
+        try expectStop(
+            command, ["HERALD_API_JWT_SECRET": "", "HERALD_API_JWT_PUBLIC_KEY_PATH": missing], naming: missing, ["api.jwt_public_key_path", "does not exist"])
         try expectStop(command, ["HERALD_API_JWT_SECRET": "", "HERALD_API_JWT_PUBLIC_KEY_PATH": certificate], naming: certificate, ["api.jwt_public_key_path"])
         let text = try write("key.txt", "ssh-ed25519 AAAA\n")
-        try expectStop(command, ["HERALD_API_JWT_SECRET": "", "HERALD_API_JWT_PUBLIC_KEY_PATH": text], naming: text, ["api.jwt_public_key_path", "not a PEM file"])
+        try expectStop(
+            command, ["HERALD_API_JWT_SECRET": "", "HERALD_API_JWT_PUBLIC_KEY_PATH": text], naming: text, ["api.jwt_public_key_path", "not a PEM file"])
     }
 
     /// TLS files named in the broker and database URLs are checked at start-up, not at the first
@@ -103,8 +112,12 @@ struct CredentialFileExitTests {
     @Test(arguments: commands) func missingTLSFilesOfTheConnections(command: String) throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let missing = folder.appendingPathComponent("missing-ca.pem").path
-        try expectStop(command, ["HERALD_DATABASE_URL": "postgres://postgres@127.0.0.1:1/none?sslmode=verify-full&sslrootcert=\(missing)"], naming: missing, ["database.url", "does not exist"])
+        try expectStop(
+            command, ["HERALD_DATABASE_URL": "postgres://postgres@127.0.0.1:1/none?sslmode=verify-full&sslrootcert=\(missing)"], naming: missing,
+            ["database.url", "does not exist"])
         let notPEM = try write("client.key", "binary")
-        try expectStop(command, ["HERALD_AMQP_URL": "amqps://guest:guest@127.0.0.1:1/?cacertfile=\(certificate)&certfile=\(certificate)&keyfile=\(notPEM)"], naming: notPEM, ["amqp.url", "not a PEM file"])
+        try expectStop(
+            command, ["HERALD_AMQP_URL": "amqps://guest:guest@127.0.0.1:1/?cacertfile=\(certificate)&certfile=\(certificate)&keyfile=\(notPEM)"],
+            naming: notPEM, ["amqp.url", "not a PEM file"])
     }
 }

@@ -17,7 +17,8 @@ struct DeliveriesCommandTests {
             let store = try Store(configuration: configuration)
             let token = String(repeating: "ab", count: 32)
             try await store.devices.subscribe(DeviceRegistration(deviceId: "phone-1", platform: .ios, token: token, culture: "ru-RU", userId: "u1"))
-            try await JournalSeed.record(store, deviceId: "phone-1", userId: "u1", messageKeys: ["transfer-1", "transfer-2"], state: { $0 == 1 ? .sent : .tokenDead })
+            try await JournalSeed.record(
+                store, deviceId: "phone-1", userId: "u1", messageKeys: ["transfer-1", "transfer-2"], state: { $0 == 1 ? .sent : .tokenDead })
             try await store.deadLetters.record(DeadLetter(messageKey: "broken-1", queue: "q", errorCode: "unknown_event", reason: "no template for event Nope"))
             await store.close()
 

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldTesting
 import Testing
+
 @testable import herald
 
 /// The configuration examples under `deploy/` use only keys Herald knows, so that an operator

@@ -4,6 +4,7 @@ import HeraldPostgres
 import HeraldStore
 import HeraldTesting
 import Testing
+
 @testable import herald
 
 /// `herald migrate`, `templates import`, `devices import|list` and `publish`, run as the
@@ -27,14 +28,16 @@ struct OperatorCommandTests {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: folder) }
             let csv = folder.appendingPathComponent("devices.csv")
-            try Data("""
+            try Data(
+                """
                 device_id,platform,token,user_id,culture,zone,branch,tags,app
                 d1,ios,\(String(repeating: "ab", count: 32)),u1,ru-RU,w1,101,transfers;account,
                 d2,android,fcm-token-2,u1,en-US,,,,
                 d3,windows,x,u2,ru-RU,,,,
                 d4,ios,t4,,ru-RU,,,,
                 "d,5",android,fcm-token-5,u3,ru-RU,,,,
-                """.utf8).write(to: csv)
+                """.utf8
+            ).write(to: csv)
             let devices = try HeraldCLI.run(["devices", "import", csv.path], environment: environment)
             #expect(devices.status == 1, "bad rows make the exit status 1")
             #expect(devices.stderr.contains("devices.csv:4: platform 'windows' is not ios or android"))
@@ -55,13 +58,15 @@ struct OperatorCommandTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-tpl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try Data("""
+        try Data(
+            """
             <?xml version="1.0" encoding="utf-8"?>
             <root>
               <data name="Title" xml:space="preserve"><value>Wallet One</value></data>
               <data name="TransferIssued" xml:space="preserve"><value>Перевод {0</value></data>
             </root>
-            """.utf8).write(to: folder.appendingPathComponent("AppleMessages.ru-RU.resx"))
+            """.utf8
+        ).write(to: folder.appendingPathComponent("AppleMessages.ru-RU.resx"))
         let result = try HeraldCLI.run(["templates", "import", folder.path], environment: ["HERALD_DATABASE_URL": "postgres://postgres@127.0.0.1:1/none"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("AppleMessages.ru-RU.resx"))
@@ -77,7 +82,10 @@ struct OperatorCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let sample = TestEnvironment.packageRoot.appendingPathComponent("deploy/local/sample-event.xml").path
         let json = folder.appendingPathComponent("event.json")
-        try Data(#"{"EventId":"TransferIssued","EventType":"Message","EventDateTime":"2015-01-01T00:00:00.0000001+03:00","EventFilters":[{"Name":"UserId","Value":"1"}],"EventParams":[]}"#.utf8).write(to: json)
+        try Data(
+            #"{"EventId":"TransferIssued","EventType":"Message","EventDateTime":"2015-01-01T00:00:00.0000001+03:00","EventFilters":[{"Name":"UserId","Value":"1"}],"EventParams":[]}"#
+                .utf8
+        ).write(to: json)
         let bad = folder.appendingPathComponent("bad.xml")
         try Data("<PushNotification><EventId>".utf8).write(to: bad)
         let environment = ["HERALD_AMQP_URL": TestEnvironment.amqpURL, "HERALD_AMQP_QUEUE": queue, "HERALD_AMQP_EXCHANGE": exchange]
@@ -133,7 +141,8 @@ struct OperatorCommandTests {
     }
 
     @Test func deviceFilesParseJSONLinesAndQuotedCSV() {
-        let (json, jsonProblems) = DeviceFileParser.parse("""
+        let (json, jsonProblems) = DeviceFileParser.parse(
+            """
             {"device_id": "a", "platform": "ios", "token": "t", "user_id": "1", "culture": "ru-RU", "tags": ["News", "x"]}
             not json
             {"device_id": "b", "platform": "android", "user_id": 2, "culture": "en-US", "app": "com.example.other"}

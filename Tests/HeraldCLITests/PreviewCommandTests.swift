@@ -47,7 +47,10 @@ import Testing
             """
         try withFiles(["blocked.json": json]) { paths in
             let result = try HeraldCLI.run(
-                ["preview", paths["blocked.json"]!, "--templates", Self.templates, "--culture", "en-US", "--platform", "android", "--profile", "modern", "--token", "tok"],
+                [
+                    "preview", paths["blocked.json"]!, "--templates", Self.templates, "--culture", "en-US", "--platform", "android", "--profile", "modern",
+                    "--token", "tok",
+                ],
                 timeout: .seconds(60))
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout.contains("format:        json"))
@@ -69,7 +72,8 @@ import Testing
     @Test func brokenFileNamesTheField() throws {
         let broken = Self.seedXML.replacingOccurrences(of: "+03:00</EventDateTime>", with: "+03:00/EventDateTime>")
         let badType = Self.seedXML.replacingOccurrences(of: ">Message<", with: ">Sms<")
-        try withFiles(["broken.xml": broken, "badtype.xml": badType, "good.xml": Self.seedXML.replacingOccurrences(of: "EVENT 006", with: "InvoicePaid")]) { paths in
+        try withFiles(["broken.xml": broken, "badtype.xml": badType, "good.xml": Self.seedXML.replacingOccurrences(of: "EVENT 006", with: "InvoicePaid")]) {
+            paths in
             let result = try HeraldCLI.run(
                 ["preview", paths["broken.xml"]!, paths["good.xml"]!, paths["badtype.xml"]!, "--templates", Self.templates], timeout: .seconds(60))
             #expect(result.status != 0)

@@ -16,7 +16,8 @@ import Testing
         for name in ["ca.pem", "herald.yaml", "service-account.json", "sandbox.json", "pushes.jsonl", "apns-certificate.pem"] {
             #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path), "\(name)")
         }
-        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("sandbox.json"))) as? [String: Any])
+        let manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent("sandbox.json"))) as? [String: Any])
         let keyID = try #require(manifest["key_id"] as? String)
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("AuthKey_\(keyID).p8").path))
     }

@@ -5,6 +5,7 @@ import HeraldHTTP
 import HeraldSandbox
 import Logging
 import Testing
+
 @testable import herald
 
 @Suite struct SenderSettingsTests {
@@ -40,10 +41,12 @@ import Testing
                 let target = PushTarget(platform: platform, token: token, userId: "1")
                 let key = DeliveryKey(messageKey: "m", deviceId: "d", userId: "1")
                 let metadata = EventMetadata(eventId: "TransferIssued")
-                let rendered = RenderedNotification(eventId: "TransferIssued", culture: "ru-RU", platform: platform, title: "t", body: "b", metadata: metadata, isSilent: false)
+                let rendered = RenderedNotification(
+                    eventId: "TransferIssued", culture: "ru-RU", platform: platform, title: "t", body: "b", metadata: metadata, isSilent: false)
                 let event = Event(id: "TransferIssued", type: .message, dateTime: EventTimestamp(date: Date()))
                 let payload = try PayloadBuilder(profile: .legacy).build(rendered, event: event, target: target, deliveryKey: key, now: Date())
-                let delivery = PushDelivery(deliveryKey: key, deviceId: "d", userId: "1", eventId: "TransferIssued", position: 1, target: target, payload: payload)
+                let delivery = PushDelivery(
+                    deliveryKey: key, deviceId: "d", userId: "1", eventId: "TransferIssued", position: 1, target: target, payload: payload)
                 #expect(await sender.send(delivery) == .sent)
             }
             await sender.shutdown()

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldTesting
 import Testing
+
 @testable import herald
 
 @Suite struct SettingsTests {
@@ -89,9 +90,11 @@ import Testing
 /// `log.format` and `log.level` as an operator sets them on a real command.
 @Suite struct LogFormatTests {
     @Test func jsonLogLinesCarryLevelLabelMessageAndMetadata() throws {
-        let result = try HeraldCLI.run(["migrate", "--database-url", "postgres://postgres@127.0.0.1:1/none"], environment: [
-            "HERALD_LOG_FORMAT": "json", "HERALD_LOG_LEVEL": "debug",
-        ], timeout: .seconds(60))
+        let result = try HeraldCLI.run(
+            ["migrate", "--database-url", "postgres://postgres@127.0.0.1:1/none"],
+            environment: [
+                "HERALD_LOG_FORMAT": "json", "HERALD_LOG_LEVEL": "debug",
+            ], timeout: .seconds(60))
         #expect(result.status != 0)
         let line = try #require(result.stderr.split(separator: "\n").first { $0.hasPrefix("{") })
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String])

@@ -25,7 +25,8 @@ struct WorkerCommandTests {
         try Data(credentials.apnsKeyPEM.utf8).write(to: URL(fileURLWithPath: goodKey))
         let apns = ["HERALD_APNS_TOPIC": "com.example.herald", "HERALD_APNS_KEY_ID": "ABCDE12345", "HERALD_APNS_TEAM_ID": "TEAM123456"]
 
-        let key = try HeraldCLI.run(["worker"], environment: Self.unreachable.merging(apns) { $1 }.merging(["HERALD_APNS_KEY_PATH": wrongKey]) { $1 }, timeout: .seconds(30))
+        let key = try HeraldCLI.run(
+            ["worker"], environment: Self.unreachable.merging(apns) { $1 }.merging(["HERALD_APNS_KEY_PATH": wrongKey]) { $1 }, timeout: .seconds(30))
         #expect(key.status == 78)
         #expect(key.stderr.contains(wrongKey) && key.stderr.contains("apns.key_path") && key.stderr.contains("not a P-256"), "\(key.stderr)")
 
@@ -38,13 +39,15 @@ struct WorkerCommandTests {
 
         let truncated = folder.appendingPathComponent("service-account.json").path
         try Data(#"{"type":"service_account","project_id":"p","private_key":"-----BEGIN PRI"#.utf8).write(to: URL(fileURLWithPath: truncated))
-        let fcm = try HeraldCLI.run(["worker"], environment: Self.unreachable.merging(["HERALD_FCM_SERVICE_ACCOUNT_PATH": truncated]) { $1 }, timeout: .seconds(30))
+        let fcm = try HeraldCLI.run(
+            ["worker"], environment: Self.unreachable.merging(["HERALD_FCM_SERVICE_ACCOUNT_PATH": truncated]) { $1 }, timeout: .seconds(30))
         #expect(fcm.status == 78)
         #expect(fcm.stderr.contains(truncated) && fcm.stderr.contains("fcm.service_account_path") && fcm.stderr.contains("not valid JSON"), "\(fcm.stderr)")
     }
 
     @Test func theWorkerNamesAMissingBrokerURL() throws {
-        let result = try HeraldCLI.run(["worker"], environment: ["HERALD_AMQP_URL": "", "HERALD_DATABASE_URL": "postgres://x@127.0.0.1:1/x", "HERALD_CONFIG": ""], timeout: .seconds(30))
+        let result = try HeraldCLI.run(
+            ["worker"], environment: ["HERALD_AMQP_URL": "", "HERALD_DATABASE_URL": "postgres://x@127.0.0.1:1/x", "HERALD_CONFIG": ""], timeout: .seconds(30))
         #expect(result.status == 78)
         #expect(result.stderr.contains("amqp.url"))
     }

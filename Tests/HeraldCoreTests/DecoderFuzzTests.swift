@@ -1,6 +1,7 @@
 import Foundation
-@testable import HeraldCore
 import Testing
+
+@testable import HeraldCore
 
 /// Thousands of random and hostile documents: the decoder never crashes, answers each with an
 /// event or a typed error that names a field and a reason, and does so within a bounded time.
@@ -41,7 +42,9 @@ import Testing
     @Test func mutatedSamples() {
         var rng = SplitMix64(seed: 42)
         let samples = [Array(SeedSamples.xml.utf8), Array(SeedSamples.json.utf8)]
-        let snippets = ["<", ">", "</", "&", "&amp;", "\"", "'", "{", "}", "[", "]", ",", ":", "<!--", "]]>", "<![CDATA[", "\\u", "é", "\u{0}"].map { Array($0.utf8) }
+        let snippets = ["<", ">", "</", "&", "&amp;", "\"", "'", "{", "}", "[", "]", ",", ":", "<!--", "]]>", "<![CDATA[", "\\u", "é", "\u{0}"].map {
+            Array($0.utf8)
+        }
         var decodedCount = 0
         var worst = Duration.zero
         for round in 0..<4_000 {
@@ -76,36 +79,55 @@ import Testing
     }
 
     static let hostile: [Hostile] = [
-        Hostile(name: "10 MB XML body", make: { Array("<PushNotification><EventId>".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 10 << 20) }, code: .tooLarge),
+        Hostile(
+            name: "10 MB XML body", make: { Array("<PushNotification><EventId>".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 10 << 20) },
+            code: .tooLarge),
         Hostile(name: "10 MB JSON body", make: { Array("{\"EventId\":\"".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 10 << 20) }, code: .tooLarge),
         Hostile(name: "XML nested 200 000 deep", make: { Array(String(repeating: "<a>", count: 200_000).utf8) }, code: .limitExceeded),
         Hostile(name: "JSON nested 500 000 deep", make: { Array(String(repeating: "[", count: 500_000).utf8) }, code: .limitExceeded),
         Hostile(name: "JSON objects nested deep", make: { Array(String(repeating: "{\"a\":", count: 100_000).utf8) }, code: .limitExceeded),
-        Hostile(name: "billion laughs", make: {
-            var doc = "<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
-            for k in 1...9 { doc += "<!ENTITY lol\(k) \"" + String(repeating: "&lol\(k == 1 ? "" : String(k - 1));", count: 10) + "\">" }
-            return Array((doc + "]><PushNotification><EventId>&lol9;</EventId></PushNotification>").utf8)
-        }, code: .forbiddenConstruct),
-        Hostile(name: "external entity", make: {
-            Array("<!DOCTYPE PushNotification [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]><PushNotification><EventId>&xxe;</EventId></PushNotification>".utf8)
-        }, code: .forbiddenConstruct),
-        Hostile(name: "parameter entity", make: { Array("<!DOCTYPE a [<!ENTITY % p SYSTEM \"http://127.0.0.1/x\"> %p;]><a/>".utf8) }, code: .forbiddenConstruct),
-        Hostile(name: "undeclared entity in body", make: { Array(SeedSamples.xml.replacingOccurrences(of: "v1", with: "&lol9;").utf8) }, code: .forbiddenConstruct),
+        Hostile(
+            name: "billion laughs",
+            make: {
+                var doc = "<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
+                for k in 1...9 { doc += "<!ENTITY lol\(k) \"" + String(repeating: "&lol\(k == 1 ? "" : String(k - 1));", count: 10) + "\">" }
+                return Array((doc + "]><PushNotification><EventId>&lol9;</EventId></PushNotification>").utf8)
+            }, code: .forbiddenConstruct),
+        Hostile(
+            name: "external entity",
+            make: {
+                Array(
+                    "<!DOCTYPE PushNotification [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]><PushNotification><EventId>&xxe;</EventId></PushNotification>"
+                        .utf8)
+            }, code: .forbiddenConstruct),
+        Hostile(
+            name: "parameter entity", make: { Array("<!DOCTYPE a [<!ENTITY % p SYSTEM \"http://127.0.0.1/x\"> %p;]><a/>".utf8) }, code: .forbiddenConstruct),
+        Hostile(
+            name: "undeclared entity in body", make: { Array(SeedSamples.xml.replacingOccurrences(of: "v1", with: "&lol9;").utf8) }, code: .forbiddenConstruct),
         Hostile(name: "invalid UTF-8 everywhere", make: { [UInt8](repeating: 0xC0, count: 4096) }, code: .invalidUTF8),
         Hostile(name: "truncated UTF-8 at the end", make: { Array(SeedSamples.json.utf8) + [0xE2, 0x82] }, code: .invalidUTF8),
         Hostile(name: "UTF-16 document", make: { Array(SeedSamples.xml.utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] } }, code: .unsupportedEncoding),
-        Hostile(name: "unterminated comment of 1 MB", make: { Array(("<PushNotification><!--" + String(repeating: "-", count: 1_000_000)).utf8) }, code: .malformedDocument),
-        Hostile(name: "unterminated string of 1 MB", make: { Array(("{\"EventId\":\"" + String(repeating: "\\n", count: 500_000)).utf8) }, code: .malformedDocument),
-        Hostile(name: "30 000 filters", make: {
-            let filters = String(repeating: "<Filter name=\"UserId\" value=\"1\"/>", count: 30_000)
-            return Array(SeedSamples.xml.replacingOccurrences(of: "<EventFilters>", with: "<EventFilters>" + filters).utf8)
-        }, code: .limitExceeded),
-        Hostile(name: "65 attributes", make: { Array(("<PushNotification " + (0..<65).map { "a\($0)='1'" }.joined(separator: " ") + "/>").utf8) }, code: .limitExceeded),
-        Hostile(name: "1 MB of JSON keys", make: {
-            var doc = "{"
-            for k in 0..<60_000 { doc += "\"k\(k)\":1," }
-            return Array((doc + "\"EventId\":\"x\"}").utf8)
-        }, code: .missingField),
+        Hostile(
+            name: "unterminated comment of 1 MB", make: { Array(("<PushNotification><!--" + String(repeating: "-", count: 1_000_000)).utf8) },
+            code: .malformedDocument),
+        Hostile(
+            name: "unterminated string of 1 MB", make: { Array(("{\"EventId\":\"" + String(repeating: "\\n", count: 500_000)).utf8) }, code: .malformedDocument),
+        Hostile(
+            name: "30 000 filters",
+            make: {
+                let filters = String(repeating: "<Filter name=\"UserId\" value=\"1\"/>", count: 30_000)
+                return Array(SeedSamples.xml.replacingOccurrences(of: "<EventFilters>", with: "<EventFilters>" + filters).utf8)
+            }, code: .limitExceeded),
+        Hostile(
+            name: "65 attributes", make: { Array(("<PushNotification " + (0..<65).map { "a\($0)='1'" }.joined(separator: " ") + "/>").utf8) },
+            code: .limitExceeded),
+        Hostile(
+            name: "1 MB of JSON keys",
+            make: {
+                var doc = "{"
+                for k in 0..<60_000 { doc += "\"k\(k)\":1," }
+                return Array((doc + "\"EventId\":\"x\"}").utf8)
+            }, code: .missingField),
         Hostile(name: "NUL bytes", make: { [0x3C, 0x00, 0x00, 0x00] }, code: .unsupportedEncoding),
     ]
 

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldCore
 import PropertyBased
 import Testing
+
+@testable import HeraldCore
 
 /// Random events written as XML and as JSON (with every escape either format needs) decode back
 /// to the same event: the two decoders agree with each other and with the model.
@@ -22,7 +23,9 @@ import Testing
         return Event(
             id: text(&rng, trimmed: true),
             type: EventType.allCases[Int.random(in: 0..<4, using: &rng)],
-            dateTime: EventTimestamp(ticksSinceEpoch: Int64.random(in: 0...4_000_000_000_000_000_0, using: &rng) / 10, utcOffsetSeconds: Int32(Int.random(in: -48...56, using: &rng) * 900)),
+            dateTime: EventTimestamp(
+                ticksSinceEpoch: Int64.random(in: 0...4_000_000_000_000_000_0, using: &rng) / 10,
+                utcOffsetSeconds: Int32(Int.random(in: -48...56, using: &rng) * 900)),
             filters: (0..<Int.random(in: 0...6, using: &rng)).map { _ in
                 EventFilter(name: names[Int.random(in: 0..<names.count, using: &rng)], value: text(&rng, trimmed: true))
             },

@@ -17,8 +17,9 @@ import Testing
 
     @Test func anAppOtherThanTheDefaultIsAFourthPart() {
         // sha256(b"m\0d\0u\0com.example.app")
-        #expect(DeliveryKey(messageKey: "m", deviceId: "d", userId: "u", app: "com.example.app").rawValue
-            == "57e34a4cd9e900d2c2fadf278d18f20b12f3beafaba4fe3657bdfd7bfca118ca")
+        #expect(
+            DeliveryKey(messageKey: "m", deviceId: "d", userId: "u", app: "com.example.app").rawValue
+                == "57e34a4cd9e900d2c2fadf278d18f20b12f3beafaba4fe3657bdfd7bfca118ca")
     }
 
     @Test func messageKeyIsTheSHA256OfTheBody() {

@@ -1,6 +1,7 @@
 import Foundation
-@testable import HeraldCore
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct EventDecoderTests {
     let decoder = EventDecoder()
@@ -157,24 +158,51 @@ import Testing
     }
 
     static let xmlCases: [Case] = [
-        Case(name: "missing EventId", document: SeedSamples.xml.replacingOccurrences(of: "<EventId>EVENT 006</EventId>", with: ""), code: .missingField, field: "EventId"),
-        Case(name: "missing EventType", document: SeedSamples.xml.replacingOccurrences(of: "<EventType>Message</EventType>", with: ""), code: .missingField, field: "EventType"),
-        Case(name: "missing EventDateTime", document: SeedSamples.xml.replacingOccurrences(of: "<EventDateTime>2014-04-30T17:32:47.4123771+03:00</EventDateTime>", with: ""), code: .missingField, field: "EventDateTime"),
+        Case(
+            name: "missing EventId", document: SeedSamples.xml.replacingOccurrences(of: "<EventId>EVENT 006</EventId>", with: ""), code: .missingField,
+            field: "EventId"),
+        Case(
+            name: "missing EventType", document: SeedSamples.xml.replacingOccurrences(of: "<EventType>Message</EventType>", with: ""), code: .missingField,
+            field: "EventType"),
+        Case(
+            name: "missing EventDateTime",
+            document: SeedSamples.xml.replacingOccurrences(of: "<EventDateTime>2014-04-30T17:32:47.4123771+03:00</EventDateTime>", with: ""),
+            code: .missingField, field: "EventDateTime"),
         Case(name: "empty EventId", document: SeedSamples.xml(eventId: "  "), code: .invalidValue, field: "EventId"),
         Case(name: "long EventId", document: SeedSamples.xml(eventId: String(repeating: "x", count: 300)), code: .limitExceeded, field: "EventId"),
         Case(name: "bad EventType", document: SeedSamples.xml.replacingOccurrences(of: ">Message<", with: ">Sms<"), code: .invalidValue, field: "EventType"),
         Case(name: "no offset", document: SeedSamples.xml.replacingOccurrences(of: "+03:00", with: ""), code: .invalidValue, field: "EventDateTime"),
-        Case(name: "8 fraction digits", document: SeedSamples.xml.replacingOccurrences(of: "4123771", with: "41237711"), code: .invalidValue, field: "EventDateTime"),
-        Case(name: "31 April", document: SeedSamples.xml.replacingOccurrences(of: "2014-04-30", with: "2014-04-31"), code: .invalidValue, field: "EventDateTime"),
-        Case(name: "duplicate EventType", document: SeedSamples.xml.replacingOccurrences(of: "<EventType>Message</EventType>", with: "<EventType>Message</EventType><EventType>News</EventType>"), code: .duplicateField, field: "EventType"),
-        Case(name: "filter without value", document: SeedSamples.xml.replacingOccurrences(of: "<Filter name=\"ZoneId\" value=\"w1\" />", with: "<Filter name=\"ZoneId\" />"), code: .missingField, field: "EventFilters/Filter[5]/@value"),
-        Case(name: "filter without name", document: SeedSamples.xml.replacingOccurrences(of: "<Filter name=\"ZoneId\" value=\"w1\" />", with: "<Filter value=\"w1\" />"), code: .missingField, field: "EventFilters/Filter[5]/@name"),
-        Case(name: "empty filter value", document: SeedSamples.xml.replacingOccurrences(of: "value=\"w1\"", with: "value=\" \""), code: .invalidValue, field: "EventFilters/Filter[5]"),
-        Case(name: "param without value", document: SeedSamples.xml.replacingOccurrences(of: "<EventParam name=\"n2\" value=\"v2\" />", with: "<EventParam name=\"n2\" />"), code: .missingField, field: "EventParams/EventParam[2]/@value"),
+        Case(
+            name: "8 fraction digits", document: SeedSamples.xml.replacingOccurrences(of: "4123771", with: "41237711"), code: .invalidValue,
+            field: "EventDateTime"),
+        Case(
+            name: "31 April", document: SeedSamples.xml.replacingOccurrences(of: "2014-04-30", with: "2014-04-31"), code: .invalidValue, field: "EventDateTime"),
+        Case(
+            name: "duplicate EventType",
+            document: SeedSamples.xml.replacingOccurrences(
+                of: "<EventType>Message</EventType>", with: "<EventType>Message</EventType><EventType>News</EventType>"), code: .duplicateField,
+            field: "EventType"),
+        Case(
+            name: "filter without value",
+            document: SeedSamples.xml.replacingOccurrences(of: "<Filter name=\"ZoneId\" value=\"w1\" />", with: "<Filter name=\"ZoneId\" />"),
+            code: .missingField, field: "EventFilters/Filter[5]/@value"),
+        Case(
+            name: "filter without name",
+            document: SeedSamples.xml.replacingOccurrences(of: "<Filter name=\"ZoneId\" value=\"w1\" />", with: "<Filter value=\"w1\" />"), code: .missingField,
+            field: "EventFilters/Filter[5]/@name"),
+        Case(
+            name: "empty filter value", document: SeedSamples.xml.replacingOccurrences(of: "value=\"w1\"", with: "value=\" \""), code: .invalidValue,
+            field: "EventFilters/Filter[5]"),
+        Case(
+            name: "param without value",
+            document: SeedSamples.xml.replacingOccurrences(of: "<EventParam name=\"n2\" value=\"v2\" />", with: "<EventParam name=\"n2\" />"),
+            code: .missingField, field: "EventParams/EventParam[2]/@value"),
         Case(name: "wrong root", document: "<Notification><EventId>x</EventId></Notification>", code: .unexpectedRoot, field: "document"),
         Case(name: "unclosed root", document: "<PushNotification><EventId>x</EventId>", code: .malformedDocument, field: "document"),
         Case(name: "DOCTYPE", document: "<!DOCTYPE PushNotification [<!ENTITY a \"b\">]><PushNotification/>", code: .forbiddenConstruct, field: "document"),
-        Case(name: "undefined entity", document: SeedSamples.xml.replacingOccurrences(of: "EVENT 006", with: "&ent;"), code: .forbiddenConstruct, field: "EventId"),
+        Case(
+            name: "undefined entity", document: SeedSamples.xml.replacingOccurrences(of: "EVENT 006", with: "&ent;"), code: .forbiddenConstruct,
+            field: "EventId"),
         Case(name: "encoding", document: "<?xml version=\"1.0\" encoding=\"windows-1251\"?><PushNotification/>", code: .unsupportedEncoding, field: "document"),
         Case(name: "duplicate attribute", document: "<PushNotification a=\"1\" a=\"2\"/>", code: .malformedDocument, field: "document"),
         Case(name: "two roots", document: "<PushNotification/><PushNotification/>", code: .malformedDocument, field: "document"),
@@ -192,18 +220,44 @@ import Testing
     }
 
     static let jsonCases: [Case] = [
-        Case(name: "missing EventId", document: SeedSamples.json.replacingOccurrences(of: "\"EventId\" : \"EVENT 006\",", with: ""), code: .missingField, field: "EventId"),
+        Case(
+            name: "missing EventId", document: SeedSamples.json.replacingOccurrences(of: "\"EventId\" : \"EVENT 006\",", with: ""), code: .missingField,
+            field: "EventId"),
         Case(name: "EventId object", document: SeedSamples.json.replacingOccurrences(of: "\"EVENT 006\"", with: "{}"), code: .wrongType, field: "EventId"),
         Case(name: "EventType number", document: SeedSamples.json.replacingOccurrences(of: "\"Message\"", with: "1"), code: .wrongType, field: "EventType"),
-        Case(name: "bad EventType", document: SeedSamples.json.replacingOccurrences(of: "\"Message\"", with: "\"Push\""), code: .invalidValue, field: "EventType"),
-        Case(name: "bad date", document: SeedSamples.json.replacingOccurrences(of: "2014-04-30T", with: "2014-13-30T"), code: .invalidValue, field: "EventDateTime"),
-        Case(name: "case duplicate", document: SeedSamples.json.replacingOccurrences(of: "\"EventType\" : \"Message\",", with: "\"EventType\" : \"Message\", \"eventtype\": \"News\","), code: .duplicateField, field: "eventtype"),
-        Case(name: "exact duplicate", document: SeedSamples.json.replacingOccurrences(of: "\"EventType\" : \"Message\",", with: "\"EventType\" : \"Message\", \"EventType\": \"News\","), code: .malformedDocument, field: "document"),
-        Case(name: "filters object", document: "{\"EventId\":\"a\",\"EventType\":\"News\",\"EventDateTime\":\"2020-01-01T00:00:00Z\",\"EventFilters\":{}}", code: .wrongType, field: "EventFilters"),
-        Case(name: "filter string", document: "{\"EventId\":\"a\",\"EventType\":\"News\",\"EventDateTime\":\"2020-01-01T00:00:00Z\",\"EventFilters\":[\"UserId\"]}", code: .wrongType, field: "EventFilters[0]"),
-        Case(name: "filter without Value", document: "{\"EventId\":\"a\",\"EventType\":\"News\",\"EventDateTime\":\"2020-01-01T00:00:00Z\",\"EventFilters\":[{\"Name\":\"UserId\"}]}", code: .missingField, field: "EventFilters[0].Value"),
-        Case(name: "filter without Name", document: "{\"EventId\":\"a\",\"EventType\":\"News\",\"EventDateTime\":\"2020-01-01T00:00:00Z\",\"EventFilters\":[{\"Value\":\"1\"}]}", code: .missingField, field: "EventFilters[0].Name"),
-        Case(name: "param Value null", document: "{\"EventId\":\"a\",\"EventType\":\"News\",\"EventDateTime\":\"2020-01-01T00:00:00Z\",\"EventParams\":[{\"Value\":null}]}", code: .wrongType, field: "EventParams[0].Value"),
+        Case(
+            name: "bad EventType", document: SeedSamples.json.replacingOccurrences(of: "\"Message\"", with: "\"Push\""), code: .invalidValue, field: "EventType"
+        ),
+        Case(
+            name: "bad date", document: SeedSamples.json.replacingOccurrences(of: "2014-04-30T", with: "2014-13-30T"), code: .invalidValue,
+            field: "EventDateTime"),
+        Case(
+            name: "case duplicate",
+            document: SeedSamples.json.replacingOccurrences(of: "\"EventType\" : \"Message\",", with: "\"EventType\" : \"Message\", \"eventtype\": \"News\","),
+            code: .duplicateField, field: "eventtype"),
+        Case(
+            name: "exact duplicate",
+            document: SeedSamples.json.replacingOccurrences(of: "\"EventType\" : \"Message\",", with: "\"EventType\" : \"Message\", \"EventType\": \"News\","),
+            code: .malformedDocument, field: "document"),
+        Case(
+            name: "filters object", document: "{\"EventId\":\"a\",\"EventType\":\"News\",\"EventDateTime\":\"2020-01-01T00:00:00Z\",\"EventFilters\":{}}",
+            code: .wrongType, field: "EventFilters"),
+        Case(
+            name: "filter string",
+            document: "{\"EventId\":\"a\",\"EventType\":\"News\",\"EventDateTime\":\"2020-01-01T00:00:00Z\",\"EventFilters\":[\"UserId\"]}", code: .wrongType,
+            field: "EventFilters[0]"),
+        Case(
+            name: "filter without Value",
+            document: "{\"EventId\":\"a\",\"EventType\":\"News\",\"EventDateTime\":\"2020-01-01T00:00:00Z\",\"EventFilters\":[{\"Name\":\"UserId\"}]}",
+            code: .missingField, field: "EventFilters[0].Value"),
+        Case(
+            name: "filter without Name",
+            document: "{\"EventId\":\"a\",\"EventType\":\"News\",\"EventDateTime\":\"2020-01-01T00:00:00Z\",\"EventFilters\":[{\"Value\":\"1\"}]}",
+            code: .missingField, field: "EventFilters[0].Name"),
+        Case(
+            name: "param Value null",
+            document: "{\"EventId\":\"a\",\"EventType\":\"News\",\"EventDateTime\":\"2020-01-01T00:00:00Z\",\"EventParams\":[{\"Value\":null}]}",
+            code: .wrongType, field: "EventParams[0].Value"),
         Case(name: "root array", document: "[1, 2]", code: .unexpectedRoot, field: "document"),
         Case(name: "trailing comma", document: "{\"EventId\":\"a\",}", code: .malformedDocument, field: "document"),
         Case(name: "single quotes", document: "{'EventId':'a'}", code: .malformedDocument, field: "document"),

@@ -1,5 +1,6 @@
-@testable import HeraldCore
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct EventMetadataFileTests {
     func parse(_ text: String) throws(TemplateError) -> [EventMetadata] {
@@ -7,16 +8,20 @@ import Testing
     }
 
     @Test func readsAllFields() throws {
-        let m = try parse("""
+        let m = try parse(
+            """
             {"format": "herald-event-metadata/1", "events": {
               "B": {"priority": "normal", "private": false, "silent": true},
               "A": {"tag": "payments", "category": "PAY", "targetScreen": "timeline", "priority": "high", "sound": "default",
                     "private": true, "silent": false, "ttlSeconds": 60, "description": "d", "note": "n"}}}
             """)
-        #expect(m == [
-            EventMetadata(eventId: "A", tag: "payments", category: "PAY", targetScreen: .timeline, priority: .high, sound: "default", isPrivate: true, isSilent: false, timeToLiveSeconds: 60),
-            EventMetadata(eventId: "B", priority: .normal, isPrivate: false, isSilent: true),
-        ])
+        #expect(
+            m == [
+                EventMetadata(
+                    eventId: "A", tag: "payments", category: "PAY", targetScreen: .timeline, priority: .high, sound: "default", isPrivate: true,
+                    isSilent: false, timeToLiveSeconds: 60),
+                EventMetadata(eventId: "B", priority: .normal, isPrivate: false, isSilent: true),
+            ])
     }
 
     @Test(arguments: [

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldCore
 import PropertyBased
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct EventTimestampTests {
     @Test func parsesTheSeedFormatExactly() throws {

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldCore
 import PropertyBased
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct JSONValueTests {
     func parse(_ text: String, depth: Int = 64) throws -> JSONValue {
@@ -16,19 +17,20 @@ import Testing
             "aa": .array([]),
         ])
         #expect(value.serializedString() == #"{"B":{},"a":"q\"b\\s/\n\r\t\b\f\u0001\#u{7F}é😀","aa":[],"b":[1,-0.5e3,true,null]}"#)
-        #expect(value.prettyPrinted() == """
-            {
-              "B": {},
-              "a": "q\\"b\\\\s/\\n\\r\\t\\b\\f\\u0001\u{7F}é😀",
-              "aa": [],
-              "b": [
-                1,
-                -0.5e3,
-                true,
-                null
-              ]
-            }
-            """)
+        #expect(
+            value.prettyPrinted() == """
+                {
+                  "B": {},
+                  "a": "q\\"b\\\\s/\\n\\r\\t\\b\\f\\u0001\u{7F}é😀",
+                  "aa": [],
+                  "b": [
+                    1,
+                    -0.5e3,
+                    true,
+                    null
+                  ]
+                }
+                """)
     }
 
     @Test func parsesEscapesAndSurrogatePairs() throws {
@@ -38,7 +40,10 @@ import Testing
         #expect(try parse("1.5E+10") == .number("1.5E+10"))
     }
 
-    @Test(arguments: ["", "01", "1.", ".5", "-", "1e", "+1", "tru", "nul", "[1,]", "{\"a\"}", "{\"a\":1,}", "[1 2]", "\"\u{01}\"", "\"\\x\"", "\"\\u12\"", "\"abc", "{1:2}", "[", "]", "\"\\udc00\"", "\"\\ud800\\u0041\"", "NaN", "Infinity", "{\"a\":1,\"a\":2}"])
+    @Test(arguments: [
+        "", "01", "1.", ".5", "-", "1e", "+1", "tru", "nul", "[1,]", "{\"a\"}", "{\"a\":1,}", "[1 2]", "\"\u{01}\"", "\"\\x\"", "\"\\u12\"", "\"abc", "{1:2}",
+        "[", "]", "\"\\udc00\"", "\"\\ud800\\u0041\"", "NaN", "Infinity", "{\"a\":1,\"a\":2}",
+    ])
     func rejectsInvalidJSON(_ text: String) {
         #expect(throws: JSONParser.SyntaxError.self) { try parse(text) }
     }
@@ -62,17 +67,20 @@ import Testing
         #expect { try JSONValue(parsing: Array("[[[1]]]".utf8), maxDepth: 2) } throws: { ($0 as? JSONSyntaxError)?.code == .tooDeep }
     }
 
-    @Test(arguments: [
-        ("0", 0), ("-0", 0), ("42", 42), ("-42", -42), ("100.0", 100), ("1e2", 100), ("1E+2", 100), ("0.5e1", 5), ("12.50e1", 125),
-        ("9007199254740993", 9_007_199_254_740_993), ("9223372036854775807", Int.max), ("-9223372036854775808", Int.min),
-        ("922337203685477580.7e1", Int.max), ("0e999999999999999999", 0), ("0.000", 0),
-    ] as [(String, Int)])
+    @Test(
+        arguments: [
+            ("0", 0), ("-0", 0), ("42", 42), ("-42", -42), ("100.0", 100), ("1e2", 100), ("1E+2", 100), ("0.5e1", 5), ("12.50e1", 125),
+            ("9007199254740993", 9_007_199_254_740_993), ("9223372036854775807", Int.max), ("-9223372036854775808", Int.min),
+            ("922337203685477580.7e1", Int.max), ("0e999999999999999999", 0), ("0.000", 0),
+        ] as [(String, Int)])
     func wholeNumbersAreExact(_ literal: String, _ value: Int) {
         #expect(JSONValue.number(literal).integerValue == value)
     }
 
-    @Test(arguments: ["0.5", "1e-1", "1.05e1", "9223372036854775808", "-9223372036854775809", "1e19", "1e400", "1e-400",
-                      "123456789012345678901234567890", "1e99999999999999999999"])
+    @Test(arguments: [
+        "0.5", "1e-1", "1.05e1", "9223372036854775808", "-9223372036854775809", "1e19", "1e400", "1e-400",
+        "123456789012345678901234567890", "1e99999999999999999999",
+    ])
     func otherNumbersAreNoInteger(_ literal: String) {
         #expect(JSONValue.number(literal).integerValue == nil)
     }

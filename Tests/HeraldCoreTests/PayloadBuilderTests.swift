@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldCore
 import PropertyBased
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct PayloadBuilderTests {
     /// 2014-04-30T14:32:47Z: the seed sample's instant, whole seconds.
@@ -20,8 +21,10 @@ import Testing
         PushTarget(platform: platform, token: platform == .ios ? "apns-token-1" : "fcm-token-1", userId: "119973638970")
     }
 
-    func payload(_ eventId: String, _ platform: Platform, _ profile: PayloadProfile, culture: String = "ru-RU", type: EventType = .message,
-                 style: APNsAlertStyle = .text, badge: Int? = nil) throws -> PushPayload {
+    func payload(
+        _ eventId: String, _ platform: Platform, _ profile: PayloadProfile, culture: String = "ru-RU", type: EventType = .message,
+        style: APNsAlertStyle = .text, badge: Int? = nil
+    ) throws -> PushPayload {
         let catalog = try RepositoryFiles.shippedCatalog()
         let event = Self.event(eventId, type: type)
         let rendered = try catalog.render(event, culture: culture, platform: platform)
@@ -50,7 +53,9 @@ import Testing
         #expect(p.json["aps"]?["alert"] == .string("Вам поступил перевод."))
         #expect(p.json["aps"]?["acme_eid"] == .string("TransferIssued"))
         #expect(p.json["aps"]?["acme_userid"] == .string("119973638970"))
-        #expect(p.json["aps"]?["acme_params"] == .array(["v1", "v2", "v3"].enumerated().map { .object(["name": .string("n\($0.offset + 1)"), "value": .string($0.element)]) }))
+        #expect(
+            p.json["aps"]?["acme_params"]
+                == .array(["v1", "v2", "v3"].enumerated().map { .object(["name": .string("n\($0.offset + 1)"), "value": .string($0.element)]) }))
         #expect(p.apns == APNsRequestOptions(pushType: .alert, priority: 10, expiration: 1_398_868_367 + 86_400, collapseId: Self.key.rawValue))
         #expect(!p.wasShortened)
         try checkGolden(try payload("TransferIssued", .ios, .legacy, culture: "en-US"), "legacy-ios-TransferIssued-en")
@@ -111,12 +116,14 @@ import Testing
         let p = try payload("TransferIssued", .android, .legacy)
         try checkGolden(p, "legacy-android-TransferIssued-ru")
         let data = try #require(p.json["message"]?["data"])
-        #expect(data == .object([
-            "msg": .string("Вам поступил перевод."),
-            "eid": .string("TransferIssued"),
-            "userid": .string("119973638970"),
-            "params": .string(#"[{"name":"n1","value":"v1"},{"name":"n2","value":"v2"},{"name":"n3","value":"v3"}]"#),
-        ]))
+        #expect(
+            data
+                == .object([
+                    "msg": .string("Вам поступил перевод."),
+                    "eid": .string("TransferIssued"),
+                    "userid": .string("119973638970"),
+                    "params": .string(#"[{"name":"n1","value":"v1"},{"name":"n2","value":"v2"},{"name":"n3","value":"v3"}]"#),
+                ]))
         #expect(p.json["message"]?["token"] == .string("fcm-token-1"))
         #expect(p.apns == nil)
     }
@@ -155,7 +162,8 @@ import Testing
 
         let blocked = try payload("UserStateIsBlocked", .android, .modern)
         try checkGolden(blocked, "modern-android-UserStateIsBlocked-ru")
-        #expect(blocked.json["message"]?["notification"] == .object(["title": .string("Wallet One"), "body": .string("Приостановление операций по кошельку.")]))
+        #expect(
+            blocked.json["message"]?["notification"] == .object(["title": .string("Wallet One"), "body": .string("Приостановление операций по кошельку.")]))
         #expect(blocked.json["message"]?["android"]?["priority"] == .string("HIGH"))
         #expect(blocked.json["message"]?["android"]?["ttl"] == .string("86400s"))
         #expect(blocked.json["message"]?["android"]?["collapse_key"] == nil)
@@ -180,7 +188,8 @@ import Testing
                     for culture in ["ru-RU", "en-US"] {
                         let event = Self.event(row.id)
                         let rendered = try catalog.render(event, culture: culture, platform: platform)
-                        let p = try PayloadBuilder(profile: profile).build(rendered, event: event, target: Self.target(platform), deliveryKey: Self.key, now: Self.now)
+                        let p = try PayloadBuilder(profile: profile).build(
+                            rendered, event: event, target: Self.target(platform), deliveryKey: Self.key, now: Self.now)
                         #expect(p.body.count <= 4096)
                         #expect((try? JSONParser.parse(p.body, limits: .init(maxDepth: 16))) == p.json)
                     }
@@ -193,16 +202,20 @@ import Testing
         let catalog = try RepositoryFiles.shippedCatalog()
         let event = Self.event("TransferIssued")
         let rendered = try catalog.render(event, culture: "ru-RU", platform: .ios)
-        #expect { try PayloadBuilder(profile: .legacy).build(rendered, event: event, target: Self.target(.android), deliveryKey: Self.key, now: Self.now) }
-            throws: { ($0 as? PayloadError)?.code == .platformMismatch }
+        #expect {
+            try PayloadBuilder(profile: .legacy).build(rendered, event: event, target: Self.target(.android), deliveryKey: Self.key, now: Self.now)
+        } throws: { ($0 as? PayloadError)?.code == .platformMismatch }
     }
 
     // MARK: - Limits
 
-    func build(body: String, params: [EventParameter] = [], _ platform: Platform, _ profile: PayloadProfile, limit: Int = 4096, isPrivate: Bool = false) throws(PayloadError) -> PushPayload {
+    func build(
+        body: String, params: [EventParameter] = [], _ platform: Platform, _ profile: PayloadProfile, limit: Int = 4096, isPrivate: Bool = false
+    ) throws(PayloadError) -> PushPayload {
         let event = Self.event("E", params: params)
         let metadata = EventMetadata(eventId: "E", tag: "t", priority: .high, isPrivate: isPrivate)
-        let rendered = RenderedNotification(eventId: "E", culture: "ru-RU", platform: platform, title: "Wallet One", body: body, metadata: metadata, isSilent: false)
+        let rendered = RenderedNotification(
+            eventId: "E", culture: "ru-RU", platform: platform, title: "Wallet One", body: body, metadata: metadata, isSilent: false)
         return try PayloadBuilder(profile: profile, limits: PayloadLimits(apnsMaxBytes: limit, fcmMaxBytes: limit))
             .build(rendered, event: event, target: Self.target(platform), deliveryKey: Self.key, now: Self.now)
     }
@@ -317,7 +330,9 @@ import Testing
         let pool: [String] = ["a", "Z", " ", "ж", "€", "😀", "e\u{301}", "\"", "\\", "/", "\n", "\r", "\t", "\u{01}", "\u{1F}", "\u{2028}", "{0}", "_"]
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
             var rng = SplitMix64(seed: UInt64(seed))
-            func text(_ max: Int) -> String { (0..<Int.random(in: 0...max, using: &rng)).map { _ in pool[Int.random(in: 0..<pool.count, using: &rng)] }.joined() }
+            func text(_ max: Int) -> String {
+                (0..<Int.random(in: 0...max, using: &rng)).map { _ in pool[Int.random(in: 0..<pool.count, using: &rng)] }.joined()
+            }
             let params = (0..<Int.random(in: 0...4, using: &rng)).map { _ in EventParameter(name: text(6), value: text(12)) }
             let event = Self.event(text(10).isEmpty ? "E" : "TransferIssued", params: params)
             let target = PushTarget(platform: .android, token: text(20), userId: text(8))
@@ -327,29 +342,35 @@ import Testing
             let body = text(200)
             let collapse = Bool.random(using: &rng)
             for platform in Platform.allCases {
-                let rendered = RenderedNotification(eventId: event.id, culture: "ru-RU", platform: platform, title: "", body: body, metadata: metadata, isSilent: false)
+                let rendered = RenderedNotification(
+                    eventId: event.id, culture: "ru-RU", platform: platform, title: "", body: body, metadata: metadata, isSilent: false)
                 let target = PushTarget(platform: platform, token: target.token, userId: target.userId)
-                guard let payload = try? PayloadBuilder(profile: .legacy, fcmCollapseKey: collapse)
-                    .build(rendered, event: event, target: target, deliveryKey: Self.key, now: Self.now)
+                guard
+                    let payload = try? PayloadBuilder(profile: .legacy, fcmCollapseKey: collapse)
+                        .build(rendered, event: event, target: target, deliveryKey: Self.key, now: Self.now)
                 else { Issue.record("a small legacy payload must build"); continue }
                 let paramsValue = JSONValue.array(params.map { .object(["name": .string($0.name), "value": .string($0.value)]) })
                 let expected: JSONValue
                 switch platform {
                 case .ios:
-                    expected = .object(["aps": .object([
-                        "acme_eid": .string(event.id), "acme_params": paramsValue, "acme_userid": .string(target.userId), "alert": .string(body),
-                    ])])
+                    expected = .object([
+                        "aps": .object([
+                            "acme_eid": .string(event.id), "acme_params": paramsValue, "acme_userid": .string(target.userId), "alert": .string(body),
+                        ])
+                    ])
                 case .android:
                     var android: [String: JSONValue] = ["priority": .string(metadata.priority == .high ? "HIGH" : "NORMAL")]
                     if let ttl = metadata.timeToLiveSeconds { android["ttl"] = .string("\(ttl)s") }
                     if collapse { android["collapse_key"] = .string(Self.key.rawValue) }
-                    expected = .object(["message": .object([
-                        "android": .object(android), "token": .string(target.token),
-                        "data": .object([
-                            "eid": .string(event.id), "msg": .string(body), "params": .string(paramsValue.serializedString()),
-                            "userid": .string(target.userId),
-                        ]),
-                    ])])
+                    expected = .object([
+                        "message": .object([
+                            "android": .object(android), "token": .string(target.token),
+                            "data": .object([
+                                "eid": .string(event.id), "msg": .string(body), "params": .string(paramsValue.serializedString()),
+                                "userid": .string(target.userId),
+                            ]),
+                        ])
+                    ])
                 }
                 #expect(payload.body == expected.serialized(), "\(platform): \(payload.serializedString)")
             }

@@ -1,6 +1,7 @@
-@testable import HeraldCore
 import PropertyBased
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct PerUserSchedulerTests {
     typealias Scheduler = PerUserScheduler<String, String>

@@ -1,6 +1,7 @@
-@testable import HeraldCore
 import PropertyBased
 import Testing
+
+@testable import HeraldCore
 
 /// The selector against a plain restatement of the rules, over random events and subscriptions.
 @Suite struct RecipientSelectionPropertyTests {
@@ -18,9 +19,14 @@ import Testing
             guard s.isEnabled else { continue }
             if let tag, s.mutedTags.contains(tag) || (!s.tags.isEmpty && !s.tags.contains(tag)) { continue }
             guard broadcast || users.contains(s.userId) else { continue }
-            guard passes(.cultureId, { f in
-                f.lowercased() == s.culture.lowercased() || (!f.contains("-") && s.culture.lowercased().split(separator: "-").first.map(String.init) == f.lowercased())
-            }) else { continue }
+            guard
+                passes(
+                    .cultureId,
+                    { f in
+                        f.lowercased() == s.culture.lowercased()
+                            || (!f.contains("-") && s.culture.lowercased().split(separator: "-").first.map(String.init) == f.lowercased())
+                    })
+            else { continue }
             guard passes(.zoneId, { $0 == s.zoneId }), passes(.branchId, { $0 == s.branchId }) else { continue }
             let line = broadcast ? "\(s.platform)/\(s.deviceId)/0" : "\(s.platform)/\(s.deviceId)/\(s.userId)"
             if !out.contains(line) { out.append(line) }
@@ -50,7 +56,8 @@ import Testing
             let subs = (0..<Int.random(in: 0...12, using: &rng)).map { _ in
                 Subscription(
                     deviceId: pick(["d1", "d2", "d3"]), token: "t", platform: pick(Platform.allCases), userId: pick(["1", "2", "3"]),
-                    culture: pick(cultures), zoneId: Bool.random(using: &rng) ? pick(zones) : nil, branchId: Bool.random(using: &rng) ? pick(["101", "102"]) : nil,
+                    culture: pick(cultures), zoneId: Bool.random(using: &rng) ? pick(zones) : nil,
+                    branchId: Bool.random(using: &rng) ? pick(["101", "102"]) : nil,
                     tags: Set((0..<Int.random(in: 0...2, using: &rng)).map { _ in pick(tags) }),
                     mutedTags: Set((0..<Int.random(in: 0...1, using: &rng)).map { _ in pick(tags) }),
                     isEnabled: Int.random(in: 0..<5, using: &rng) > 0
@@ -58,7 +65,9 @@ import Testing
             }
             let tag: String? = Bool.random(using: &rng) ? pick(tags) : nil
             let expected = Self.reference(event, tag: tag, subs)
-            let actual = try? RecipientSelector().select(event, tag: tag, from: subs).map { "\($0.subscription.platform)/\($0.subscription.deviceId)/\($0.addressedUserId)" }
+            let actual = try? RecipientSelector().select(event, tag: tag, from: subs).map {
+                "\($0.subscription.platform)/\($0.subscription.deviceId)/\($0.addressedUserId)"
+            }
             #expect(actual == expected, "\(event.filters) \(event.type) tag \(String(describing: tag))")
         }
     }

@@ -1,13 +1,17 @@
-@testable import HeraldCore
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct RecipientSelectorTests {
     let selector = RecipientSelector()
 
-    func sub(_ device: String, _ user: String, platform: Platform = .ios, culture: String = "ru-ru", zone: String? = "w1", branch: String? = "101",
-             tags: Set<String> = [], muted: Set<String> = [], enabled: Bool = true) -> Subscription {
-        Subscription(deviceId: device, token: "tok-\(device)", platform: platform, userId: user, culture: culture, zoneId: zone, branchId: branch,
-                     tags: tags, mutedTags: muted, isEnabled: enabled)
+    func sub(
+        _ device: String, _ user: String, platform: Platform = .ios, culture: String = "ru-ru", zone: String? = "w1", branch: String? = "101",
+        tags: Set<String> = [], muted: Set<String> = [], enabled: Bool = true
+    ) -> Subscription {
+        Subscription(
+            deviceId: device, token: "tok-\(device)", platform: platform, userId: user, culture: culture, zoneId: zone, branchId: branch,
+            tags: tags, mutedTags: muted, isEnabled: enabled)
     }
 
     func event(_ filters: [(FilterName, String)], type: EventType = .message) -> Event {
@@ -38,7 +42,8 @@ import Testing
         let subs = [sub("device1", "wallet1"), sub("device2", "wallet2"), sub("device1", "wallet2"), sub("device2", "wallet1")]
         #expect(try pick(event([(.userId, "wallet1")]), subs) == ["device1/wallet1", "device2/wallet1"])
         #expect(try pick(event([(.userId, "wallet2")]), subs) == ["device2/wallet2", "device1/wallet2"])
-        #expect(try pick(event([(.userId, "wallet1"), (.userId, "wallet2")]), subs) == ["device1/wallet1", "device2/wallet2", "device1/wallet2", "device2/wallet1"])
+        #expect(
+            try pick(event([(.userId, "wallet1"), (.userId, "wallet2")]), subs) == ["device1/wallet1", "device2/wallet2", "device1/wallet2", "device2/wallet1"])
         // A broadcast reaches each device once.
         #expect(try pick(event([], type: .news), subs) == ["device1/0", "device2/0"])
     }

@@ -1,5 +1,6 @@
-@testable import HeraldCore
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct ResxReaderTests {
     static let seedExample = """
@@ -18,11 +19,12 @@ import Testing
 
     @Test func readsTheSeedFormat() throws {
         let entries = try ResxReader.entries(Array(Self.seedExample.utf8), source: "AppleMessages.ru-RU.resx")
-        #expect(entries == [
-            .init(name: "balance", value: "Баланс пользователя {0}: {1}"),
-            .init(name: "Title", value: "Wallet One"),
-            .init(name: "spaces", value: "  a & b\n c  ", comment: "kept as written"),
-        ])
+        #expect(
+            entries == [
+                .init(name: "balance", value: "Баланс пользователя {0}: {1}"),
+                .init(name: "Title", value: "Wallet One"),
+                .init(name: "spaces", value: "  a & b\n c  ", comment: "kept as written"),
+            ])
     }
 
     @Test(arguments: [
@@ -53,7 +55,10 @@ import Testing
         #expect(try TemplateFileName(parsing: "applemessages.ru.RESX") == TemplateFileName(platform: .ios, culture: "ru"))
         #expect(try TemplateFileName(parsing: "AppleMessages.zh-Hans-CN.resx").culture == "zh-Hans-CN")
         #expect(TemplateFileName(platform: .android, culture: "en-US").fileName == "AndroidMessages.en-US.resx")
-        for bad in ["AppleMessages.resx", "WindowsMessages.ru-RU.resx", "AppleMessages.ru-RU.xml", "AppleMessages.r.resx", "AppleMessages.ru_RU.resx", "AppleMessages.ru-.resx", "a.b.c.d"] {
+        for bad in [
+            "AppleMessages.resx", "WindowsMessages.ru-RU.resx", "AppleMessages.ru-RU.xml", "AppleMessages.r.resx", "AppleMessages.ru_RU.resx",
+            "AppleMessages.ru-.resx", "a.b.c.d",
+        ] {
             #expect(throws: TemplateError.self, "\(bad)") { try TemplateFileName(parsing: bad) }
         }
     }
@@ -78,9 +83,12 @@ import Testing
         #expect(templates[1].metadata.eventId == "B")
 
         let orphan = "<root><data name='C.Title'><value>x</value></data></root>"
-        #expect { try TemplateBundle.templates(resx: [TemplateSource(fileName: "AppleMessages.ru-RU.resx", contents: Array(orphan.utf8))], metadata: []) }
-            throws: { ($0 as? TemplateError)?.code == .invalidResource }
+        #expect {
+            try TemplateBundle.templates(resx: [TemplateSource(fileName: "AppleMessages.ru-RU.resx", contents: Array(orphan.utf8))], metadata: [])
+        } throws: { ($0 as? TemplateError)?.code == .invalidResource }
         let untitled = "<root><data name='C'><value>x</value></data></root>"
-        #expect(try TemplateBundle.templates(resx: [TemplateSource(fileName: "AppleMessages.ru-RU.resx", contents: Array(untitled.utf8))], metadata: []).map(\.title) == [""])
+        #expect(
+            try TemplateBundle.templates(resx: [TemplateSource(fileName: "AppleMessages.ru-RU.resx", contents: Array(untitled.utf8))], metadata: []).map(
+                \.title) == [""])
     }
 }

@@ -1,6 +1,7 @@
-@testable import HeraldCore
 import PropertyBased
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct RetryPolicyTests {
     @Test func backoffGrowsExponentiallyUpToTheCap() {
@@ -30,7 +31,8 @@ import Testing
 
     @Test func jitterStaysWithinItsFraction() async {
         await propertyCheck(count: 300, input: Gen.int(in: 1...20), Gen.int(in: 0...Int.max)) { attempts, seed in
-            let policy = RetryPolicy(initialDelay: .milliseconds(500), multiplier: 3, maxDelay: .seconds(300), jitter: 0.25, maxAttempts: 50, maxElapsed: .seconds(1_000_000))
+            let policy = RetryPolicy(
+                initialDelay: .milliseconds(500), multiplier: 3, maxDelay: .seconds(300), jitter: 0.25, maxAttempts: 50, maxElapsed: .seconds(1_000_000))
             var rng = SplitMix64(seed: UInt64(seed))
             let base = policy.backoff(afterAttempts: attempts)
             guard case .retry(let delay) = policy.decide(attempts: attempts, elapsed: .zero, using: &rng) else {

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldCore
 import HeraldTesting
 import Testing
+
+@testable import HeraldCore
 
 /// Seed 000's own `.resx` format: one resource per event holding its body, and no title.
 @Suite struct SeedFormatTemplateTests {
@@ -56,7 +57,8 @@ import Testing
 
     @Test(arguments: Platform.allCases)
     func legacyPayloadsCarryTheBodyAndNoTitle(_ platform: Platform) throws {
-        let catalog = try TemplateBundle.catalog(files: [Self.source(TemplateFileName(platform: platform, culture: "ru-RU").fileName, Self.seedResx)], defaultCulture: "ru-RU")
+        let catalog = try TemplateBundle.catalog(
+            files: [Self.source(TemplateFileName(platform: platform, culture: "ru-RU").fileName, Self.seedResx)], defaultCulture: "ru-RU")
         let payload = try Self.build(try catalog.render(Self.balance, culture: "ru-RU", platform: platform), .legacy)
         let text = payload.json.serializedString()
         #expect(text.contains("Баланс пользователя 119973638970: 100.00"))

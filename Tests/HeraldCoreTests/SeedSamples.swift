@@ -1,5 +1,6 @@
 import Foundation
 import HeraldTesting
+
 @testable import HeraldCore
 
 /// The two samples of seed 000 (``SeedSampleDocuments``) and the event they describe.

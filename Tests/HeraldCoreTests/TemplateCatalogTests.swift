@@ -1,6 +1,7 @@
 import Foundation
-@testable import HeraldCore
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct TemplateCatalogTests {
     /// The 20 event types of seed 000: the 19 rows of table 2 and `InvoiceIssuedToWallet`, the
@@ -29,8 +30,9 @@ import Testing
     ]
 
     func event(_ id: String, params: [String] = ["v1", "v2", "v3"], type: EventType = .message) -> Event {
-        Event(id: id, type: type, dateTime: SeedSamples.event.dateTime, filters: [EventFilter(name: .userId, value: "1")],
-              params: params.enumerated().map { EventParameter(name: "n\($0.offset + 1)", value: $0.element) })
+        Event(
+            id: id, type: type, dateTime: SeedSamples.event.dateTime, filters: [EventFilter(name: .userId, value: "1")],
+            params: params.enumerated().map { EventParameter(name: "n\($0.offset + 1)", value: $0.element) })
     }
 
     @Test func shippedTemplatesRenderEveryEventInBothCulturesAndPlatforms() throws {
@@ -72,12 +74,13 @@ import Testing
 
     @Test func cultureFallback() throws {
         let m = EventMetadata(eventId: "E")
-        let catalog = try TemplateCatalog(templates: [
-            Template(eventId: "E", culture: "ru", platform: .ios, title: "T", body: "ru neutral", metadata: m),
-            Template(eventId: "E", culture: "en-US", platform: .ios, title: "T", body: "en", metadata: m),
-            Template(eventId: "E", culture: "de-DE", platform: .ios, title: "T", body: "de", metadata: m),
-            Template(eventId: "F", culture: "de-DE", platform: .ios, title: "T", body: "only de", metadata: m),
-        ], defaultCulture: "en-US")
+        let catalog = try TemplateCatalog(
+            templates: [
+                Template(eventId: "E", culture: "ru", platform: .ios, title: "T", body: "ru neutral", metadata: m),
+                Template(eventId: "E", culture: "en-US", platform: .ios, title: "T", body: "en", metadata: m),
+                Template(eventId: "E", culture: "de-DE", platform: .ios, title: "T", body: "de", metadata: m),
+                Template(eventId: "F", culture: "de-DE", platform: .ios, title: "T", body: "only de", metadata: m),
+            ], defaultCulture: "en-US")
         #expect(catalog.fallbackChain(for: "ru-RU") == ["ru-RU", "ru", "en-US"])
         #expect(catalog.fallbackChain(for: "en-US") == ["en-US", "en"])
         #expect(try catalog.render(event("E"), culture: "ru-RU", platform: .ios).body == "ru neutral")
@@ -114,10 +117,11 @@ import Testing
 
     @Test func placeholdersSystemEventsAndBrokenTemplates() throws {
         let m = EventMetadata(eventId: "Balance")
-        let catalog = try TemplateCatalog(templates: [
-            Template(eventId: "Balance", culture: "ru-RU", platform: .ios, title: "Баланс {0}", body: "Баланс пользователя {0}: {1}", metadata: m),
-            Template(eventId: "Broken", culture: "ru-RU", platform: .ios, title: "T", body: "oops {name}", metadata: m),
-        ], defaultCulture: "ru-RU")
+        let catalog = try TemplateCatalog(
+            templates: [
+                Template(eventId: "Balance", culture: "ru-RU", platform: .ios, title: "Баланс {0}", body: "Баланс пользователя {0}: {1}", metadata: m),
+                Template(eventId: "Broken", culture: "ru-RU", platform: .ios, title: "T", body: "oops {name}", metadata: m),
+            ], defaultCulture: "ru-RU")
         let rendered = try catalog.render(event("Balance", params: ["119973638970", "10.00"], type: .system), culture: "ru-RU", platform: .ios)
         #expect(rendered.title == "Баланс 119973638970")
         #expect(rendered.body == "Баланс пользователя 119973638970: 10.00")

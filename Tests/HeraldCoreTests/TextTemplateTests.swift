@@ -1,5 +1,6 @@
-@testable import HeraldCore
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct TextTemplateTests {
     @Test func seedExampleRendersPositionally() throws {

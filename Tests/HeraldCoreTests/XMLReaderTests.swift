@@ -1,5 +1,6 @@
-@testable import HeraldCore
 import Testing
+
+@testable import HeraldCore
 
 @Suite struct XMLReaderTests {
     func parse(_ text: String, depth: Int = 16) throws(XMLReader.SyntaxError) -> XElement {
@@ -7,7 +8,8 @@ import Testing
     }
 
     @Test func buildsTheTree() throws {
-        let root = try parse("<?xml version='1.0' encoding='UTF-8' standalone='yes'?>\r\n<a x='1' y=\"2\">t1<b/>t2<c z='&amp;'>in</c><![CDATA[<raw>]]></a>\n<!-- end -->")
+        let root = try parse(
+            "<?xml version='1.0' encoding='UTF-8' standalone='yes'?>\r\n<a x='1' y=\"2\">t1<b/>t2<c z='&amp;'>in</c><![CDATA[<raw>]]></a>\n<!-- end -->")
         #expect(root.name == "a")
         #expect(root.attributes == [.init(name: "x", value: "1"), .init(name: "y", value: "2")])
         #expect(root.text == "t1t2<raw>")

@@ -66,7 +66,9 @@ import Testing
                 apns: huge.payload.apns, deliveryKey: huge.deliveryKey, wasShortened: false
             )
             #expect(await sender.send(tooLarge) == .permanentFailure(reason: "PayloadTooLarge"))
-            #expect(await sender.send(try DeliveryFixture.delivery(16, platform: .ios, app: "com.example.unknown")) == .permanentFailure(reason: "no APNs app configured for 'com.example.unknown'"))
+            #expect(
+                await sender.send(try DeliveryFixture.delivery(16, platform: .ios, app: "com.example.unknown"))
+                    == .permanentFailure(reason: "no APNs app configured for 'com.example.unknown'"))
             let stats = await sender.statistics
             #expect(stats.sent == 1 && stats.tokenDead == 3 && stats.retryLater == 2 && stats.permanentFailures == 2)
             await sender.shutdown()
@@ -199,7 +201,9 @@ import Testing
             let p12 = fixture.directory.appendingPathComponent("apns.p12").path
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            process.arguments = ["pkcs12", "-export", "-in", files.apnsCertificate.path, "-inkey", files.apnsCertificateKey.path, "-out", p12, "-passout", "pass:p12-secret"]
+            process.arguments = [
+                "pkcs12", "-export", "-in", files.apnsCertificate.path, "-inkey", files.apnsCertificateKey.path, "-out", p12, "-passout", "pass:p12-secret",
+            ]
             try process.run()
             process.waitUntilExit()
             try #require(process.terminationStatus == 0)
@@ -210,12 +214,16 @@ import Testing
             ].enumerated() {
                 var configuration = fixture.apnsConfiguration
                 configuration.tokenKey = nil
-                configuration.apps = [APNsApp(topic: DeliveryFixture.topic, certificate: certificate), APNsApp(topic: DeliveryFixture.otherTopic, certificate: certificate)]
+                configuration.apps = [
+                    APNsApp(topic: DeliveryFixture.topic, certificate: certificate), APNsApp(topic: DeliveryFixture.otherTopic, certificate: certificate),
+                ]
                 let sender = try APNsSender(configuration: configuration)
                 let outcome = await sender.send(try DeliveryFixture.delivery(n, platform: .ios))
                 #expect(outcome == .sent, "\(certificate): \(outcome)")
                 // The certificate is for the first topic only.
-                #expect(await sender.send(try DeliveryFixture.delivery(10 + n, platform: .ios, app: DeliveryFixture.otherTopic)) == .permanentFailure(reason: "TopicDisallowed"))
+                #expect(
+                    await sender.send(try DeliveryFixture.delivery(10 + n, platform: .ios, app: DeliveryFixture.otherTopic))
+                        == .permanentFailure(reason: "TopicDisallowed"))
                 await sender.shutdown()
             }
             let pushes = fixture.sandbox.pushes

@@ -1,9 +1,10 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
-@testable import HeraldDelivery
 import HeraldHTTP
 import Testing
+
+@testable import HeraldDelivery
 
 @Suite struct ClassificationTests {
     static func body(_ json: String) -> [UInt8] { Array(json.utf8) }
@@ -28,18 +29,19 @@ import Testing
         #expect(APNsResponseClassifier.outcome(status: status, body: Self.body(json), headerFields: [:]) == expected)
     }
 
-    @Test(arguments: [
-        (404, "UNREGISTERED", "NOT_FOUND", DeliveryOutcome.tokenDead(reason: "UNREGISTERED")),
-        (403, "SENDER_ID_MISMATCH", "PERMISSION_DENIED", .tokenDead(reason: "SENDER_ID_MISMATCH")),
-        (404, nil, "NOT_FOUND", .tokenDead(reason: "NOT_FOUND")),
-        (429, "QUOTA_EXCEEDED", "RESOURCE_EXHAUSTED", .retryAfter(nil, reason: "QUOTA_EXCEEDED")),
-        (503, "UNAVAILABLE", "UNAVAILABLE", .retryAfter(nil, reason: "UNAVAILABLE", providerFault: true)),
-        (500, "INTERNAL", "INTERNAL", .retryAfter(nil, reason: "INTERNAL", providerFault: true)),
-        (400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", .permanentFailure(reason: "INVALID_ARGUMENT")),
-        (401, "THIRD_PARTY_AUTH_ERROR", "UNAUTHENTICATED", .permanentFailure(reason: "THIRD_PARTY_AUTH_ERROR")),
-        (401, nil, "UNAUTHENTICATED", .retryAfter(nil, reason: "UNAUTHENTICATED")),
-        (403, nil, "PERMISSION_DENIED", .permanentFailure(reason: "PERMISSION_DENIED")),
-    ] as [(Int, String?, String, DeliveryOutcome)])
+    @Test(
+        arguments: [
+            (404, "UNREGISTERED", "NOT_FOUND", DeliveryOutcome.tokenDead(reason: "UNREGISTERED")),
+            (403, "SENDER_ID_MISMATCH", "PERMISSION_DENIED", .tokenDead(reason: "SENDER_ID_MISMATCH")),
+            (404, nil, "NOT_FOUND", .tokenDead(reason: "NOT_FOUND")),
+            (429, "QUOTA_EXCEEDED", "RESOURCE_EXHAUSTED", .retryAfter(nil, reason: "QUOTA_EXCEEDED")),
+            (503, "UNAVAILABLE", "UNAVAILABLE", .retryAfter(nil, reason: "UNAVAILABLE", providerFault: true)),
+            (500, "INTERNAL", "INTERNAL", .retryAfter(nil, reason: "INTERNAL", providerFault: true)),
+            (400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", .permanentFailure(reason: "INVALID_ARGUMENT")),
+            (401, "THIRD_PARTY_AUTH_ERROR", "UNAUTHENTICATED", .permanentFailure(reason: "THIRD_PARTY_AUTH_ERROR")),
+            (401, nil, "UNAUTHENTICATED", .retryAfter(nil, reason: "UNAUTHENTICATED")),
+            (403, nil, "PERMISSION_DENIED", .permanentFailure(reason: "PERMISSION_DENIED")),
+        ] as [(Int, String?, String, DeliveryOutcome)])
     func fcmAnswers(status: Int, errorCode: String?, canonical: String, expected: DeliveryOutcome) {
         let details = errorCode.map { #","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"\#($0)"}]"# } ?? ""
         let json = #"{"error":{"code":\#(status),"message":"m","status":"\#(canonical)"\#(details)}}"#
@@ -48,7 +50,9 @@ import Testing
 
     @Test func retryAfterIsHonouredInSecondsAndAsADate() {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
-        #expect(FCMResponseClassifier.outcome(status: 429, body: [], headerFields: [.retryAfter: "30"], now: now) == .retryAfter(.seconds(30), reason: "status 429"))
+        #expect(
+            FCMResponseClassifier.outcome(status: 429, body: [], headerFields: [.retryAfter: "30"], now: now) == .retryAfter(.seconds(30), reason: "status 429")
+        )
         let date = "Tue, 14 Nov 2023 22:14:20 GMT"  // now + 60 s
         #expect(RetryAfterHeader.parse(date, now: now) == .seconds(60))
         #expect(RetryAfterHeader.parse("soon", now: now) == nil)

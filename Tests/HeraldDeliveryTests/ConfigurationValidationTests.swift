@@ -81,7 +81,9 @@ import Testing
         try FCMConfiguration.serviceAccounts([good]).validate()
 
         let truncated = try write("truncated.json", String(text.prefix(text.count / 2)))
-        expectError(.invalidServiceAccount, mentioning: [truncated, "not valid JSON", "truncated"]) { try FCMConfiguration.serviceAccounts([truncated]).validate() }
+        expectError(.invalidServiceAccount, mentioning: [truncated, "not valid JSON", "truncated"]) {
+            try FCMConfiguration.serviceAccounts([truncated]).validate()
+        }
 
         var noEmail = account
         noEmail["client_email"] = nil
@@ -91,7 +93,9 @@ import Testing
         var ecKey = account
         ecKey["private_key"] = P256.Signing.PrivateKey().pemRepresentation
         let wrongKey = try write("ec.json", String(decoding: try JSONSerialization.data(withJSONObject: ecKey), as: UTF8.self))
-        expectError(.wrongKeyType, mentioning: [wrongKey, "private_key", "not an RSA private key"]) { try FCMConfiguration.serviceAccounts([wrongKey]).validate() }
+        expectError(.wrongKeyType, mentioning: [wrongKey, "private_key", "not an RSA private key"]) {
+            try FCMConfiguration.serviceAccounts([wrongKey]).validate()
+        }
 
         var user = account
         user["type"] = "authorized_user"

@@ -73,9 +73,12 @@ import Testing
     @Test func aPKCS12WithoutKeyOrCertificateIsRefusedWithoutACrash() throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let certificateOnly = try pkcs12("cert-only.p12", ["-nokeys"])
-        expectError(.invalidCertificate, file: certificateOnly, mentioning: ["no private key"], withCertificate(.pkcs12(file: certificateOnly, password: "secret")))
+        expectError(
+            .invalidCertificate, file: certificateOnly, mentioning: ["no private key"], withCertificate(.pkcs12(file: certificateOnly, password: "secret")))
         let plainCertificateOnly = try pkcs12("plain-cert-only.p12", ["-nokeys", "-certpbe", "NONE"])
-        expectError(.invalidCertificate, file: plainCertificateOnly, mentioning: ["no private key"], withCertificate(.pkcs12(file: plainCertificateOnly, password: "secret")))
+        expectError(
+            .invalidCertificate, file: plainCertificateOnly, mentioning: ["no private key"],
+            withCertificate(.pkcs12(file: plainCertificateOnly, password: "secret")))
 
         let keyOnly = path("key-only.p12")
         try openssl(["pkcs12", "-export", "-nocerts", "-inkey", key, "-out", keyOnly, "-passout", "pass:secret"])
@@ -121,7 +124,9 @@ import Testing
         let encrypted = path("encrypted-key.pem")
         try openssl(["pkcs8", "-topk8", "-in", key, "-out", encrypted, "-passout", "pass:secret"])
         expectError(.encryptedKey, file: encrypted, mentioning: ["apns.cert_password"], withCertificate(.pem(certificateFile: certificate, keyFile: encrypted)))
-        expectError(.wrongKeyType, file: encrypted, mentioning: ["wrong password"], withCertificate(.pem(certificateFile: certificate, keyFile: encrypted, keyPassword: "guess")))
+        expectError(
+            .wrongKeyType, file: encrypted, mentioning: ["wrong password"],
+            withCertificate(.pem(certificateFile: certificate, keyFile: encrypted, keyPassword: "guess")))
         try withCertificate(.pem(certificateFile: certificate, keyFile: encrypted, keyPassword: "secret")).validate()
     }
 
@@ -152,7 +157,8 @@ import Testing
         for file in [garbage, keyAsCA, cut] {
             var http = HTTPClientConfiguration()
             http.tls.caFile = file
-            let apns = APNsConfiguration(apps: [APNsApp(topic: "com.example.herald", certificate: .pem(certificateFile: certificate, keyFile: key))], http: http)
+            let apns = APNsConfiguration(
+                apps: [APNsApp(topic: "com.example.herald", certificate: .pem(certificateFile: certificate, keyFile: key))], http: http)
             do {
                 try apns.validate()
                 Issue.record("\(file) was accepted as a CA file")

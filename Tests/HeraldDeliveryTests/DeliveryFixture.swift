@@ -106,9 +106,11 @@ struct DeliveryFixture: Sendable {
         let token = token ?? (platform == .ios ? apnsToken(n) : fcmToken(n))
         let target = PushTarget(platform: platform, token: token, userId: "user-\(n)", app: app)
         let metadata = EventMetadata(eventId: event.id, tag: "transfers", priority: .high, sound: "default", isSilent: silent, timeToLiveSeconds: 3600)
-        let rendered = RenderedNotification(eventId: event.id, culture: "ru-RU", platform: platform, title: "Wallet One", body: body, metadata: metadata, isSilent: silent)
+        let rendered = RenderedNotification(
+            eventId: event.id, culture: "ru-RU", platform: platform, title: "Wallet One", body: body, metadata: metadata, isSilent: silent)
         let key = DeliveryKey(messageKey: "message-\(n)", deviceId: "device-\(n)", userId: "user-\(n)")
         let payload = try PayloadBuilder(profile: profile).build(rendered, event: event, target: target, deliveryKey: key, now: Date(), position: Int64(n))
-        return PushDelivery(deliveryKey: key, deviceId: "device-\(n)", userId: "user-\(n)", eventId: event.id, position: Int64(n), target: target, payload: payload)
+        return PushDelivery(
+            deliveryKey: key, deviceId: "device-\(n)", userId: "user-\(n)", eventId: event.id, position: Int64(n), target: target, payload: payload)
     }
 }

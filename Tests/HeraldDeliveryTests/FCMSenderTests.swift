@@ -79,8 +79,11 @@ import Testing
             #expect(await sender.send(try DeliveryFixture.delivery(11, platform: .android)) == .retryAfter(.seconds(9), reason: "QUOTA_EXCEEDED"))
             #expect(await sender.send(try DeliveryFixture.delivery(12, platform: .android)) == .retryAfter(nil, reason: "UNAVAILABLE", providerFault: true))
             #expect(await sender.send(try DeliveryFixture.delivery(12, platform: .android)) == .sent)
-            #expect(await sender.send(try DeliveryFixture.delivery(13, platform: .android, token: "bad token!")) == .permanentFailure(reason: "INVALID_ARGUMENT"))
-            #expect(await sender.send(try DeliveryFixture.delivery(14, platform: .android, app: "unknown-project")) == .permanentFailure(reason: "no Firebase project configured for 'unknown-project'"))
+            #expect(
+                await sender.send(try DeliveryFixture.delivery(13, platform: .android, token: "bad token!")) == .permanentFailure(reason: "INVALID_ARGUMENT"))
+            #expect(
+                await sender.send(try DeliveryFixture.delivery(14, platform: .android, app: "unknown-project"))
+                    == .permanentFailure(reason: "no Firebase project configured for 'unknown-project'"))
             #expect(await sender.send(try DeliveryFixture.delivery(15, platform: .ios)) == .permanentFailure(reason: "not an FCM payload (platform ios)"))
             await sender.shutdown()
         }
@@ -95,7 +98,9 @@ import Testing
             let file = fixture.directory.appendingPathComponent("other-account.json")
             try JSONSerialization.data(withJSONObject: changed).write(to: file)
             let sender = try fixture.fcmSender { $0.projects = [FCMProject(serviceAccountFile: file.path)] }
-            #expect(await sender.send(try DeliveryFixture.delivery(1, platform: .android)) == .retryAfter(nil, reason: "no access token: refused 400", providerFault: true))
+            #expect(
+                await sender.send(try DeliveryFixture.delivery(1, platform: .android))
+                    == .retryAfter(nil, reason: "no access token: refused 400", providerFault: true))
             await sender.shutdown()
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
 import HeraldCore
-@testable import HeraldDelivery
 import Testing
+
+@testable import HeraldDelivery
 
 @Suite struct LogSenderTests {
     static func delivery(_ n: Int, platform: Platform = .ios) throws -> PushDelivery {
@@ -9,7 +10,8 @@ import Testing
         let target = PushTarget(platform: platform, token: "token-\(n)", userId: "user-\(n)", app: n.isMultiple(of: 2) ? "com.example.a" : nil)
         let json = JSONValue.object(["aps": .object(["alert": .string("Вам поступил перевод. \"quoted\"")])])
         let payload = PushPayload(platform: platform, profile: .legacy, json: json, apns: nil, deliveryKey: key, wasShortened: false)
-        return PushDelivery(deliveryKey: key, deviceId: "device-\(n)", userId: "user-\(n)", eventId: "TransferIssued", position: Int64(n), target: target, payload: payload)
+        return PushDelivery(
+            deliveryKey: key, deviceId: "device-\(n)", userId: "user-\(n)", eventId: "TransferIssued", position: Int64(n), target: target, payload: payload)
     }
 
     func temporaryFile() -> String {

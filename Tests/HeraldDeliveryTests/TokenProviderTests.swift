@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
-@testable import HeraldDelivery
 import Synchronization
 import Testing
+
+@testable import HeraldDelivery
 
 @Suite struct TokenProviderTests {
     static let key = try! APNsSigningKey(pem: P256.Signing.PrivateKey().pemRepresentation, keyID: "ABCDE12345", teamID: "TEAM123456")
@@ -171,11 +172,13 @@ import Testing
     }
 }
 
-import Synchronization
-
 final class ConcurrencyCounter: Sendable {
     private let state = Mutex((current: 0, maximum: 0))
-    func enter() { state.withLock { $0.current += 1; $0.maximum = max($0.maximum, $0.current) } }
+    func enter() {
+        state.withLock {
+            $0.current += 1; $0.maximum = max($0.maximum, $0.current)
+        }
+    }
     func leave() { state.withLock { $0.current -= 1 } }
     var maximum: Int { state.withLock { $0.maximum } }
 }

@@ -16,7 +16,9 @@ struct HTTPClientRoundTripTests {
                 let request = HTTPClientRequest(
                     method: .post,
                     url: "\(server.baseURL)/echo",
-                    headerFields: HTTPFields(["X-Status": "201", "x-token": "abc", "x-name": TestRoutes.unicodeValue, "x-empty": "", "content-type": "application/json"]),
+                    headerFields: HTTPFields([
+                        "X-Status": "201", "x-token": "abc", "x-name": TestRoutes.unicodeValue, "x-empty": "", "content-type": "application/json",
+                    ]),
                     body: body
                 )
                 let response = try await client.execute(request)
@@ -33,7 +35,8 @@ struct HTTPClientRoundTripTests {
                 #expect(response.headerFields.allSatisfy { $0.name.rawName == $0.name.rawName.lowercased() }, "HTTP/2 header names are lowercase")
 
                 for method in [HTTPRequest.Method.put, .patch, .delete, .get] {
-                    let echoed = try await client.execute(HTTPClientRequest(method: method, url: "\(server.baseURL)/echo", body: method == .get ? [] : [1, 2, 3]))
+                    let echoed = try await client.execute(
+                        HTTPClientRequest(method: method, url: "\(server.baseURL)/echo", body: method == .get ? [] : [1, 2, 3]))
                     #expect(echoed.headerFields["x-method"] == method.rawValue)
                     #expect(echoed.body == (method == .get ? [] : [1, 2, 3]))
                 }

@@ -39,7 +39,8 @@ struct BatchTests {
                 _ = try await client.query("SELECT device FROM log WHERE id = $1", [id])
             }
             let sequentialSelectElapsed = ContinuousClock.now - sequentialSelectStart
-            print("""
+            print(
+                """
                 INSERT (unlogged table), one connection: pipelined batch \(rate(count, batchElapsed)) ops/s \
                 vs one-at-a-time \(rate(sequentialCount, sequentialElapsed)) ops/s
                 SELECT by primary key, one connection: pipelined batch \(rate(count, selectElapsed)) ops/s \

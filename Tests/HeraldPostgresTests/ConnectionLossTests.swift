@@ -43,11 +43,14 @@ struct ConnectionLossTests {
     }
 
     @Test func outageFailsFastThenRecoversWhenTheServerIsBack() async throws {
-        try await TestDatabase.with(poolSize: 1, configure: {
-            $0.reconnectInitialDelay = .milliseconds(50)
-            $0.reconnectMaxDelay = .milliseconds(200)
-            $0.connectTimeout = .seconds(2)
-        }) { client, database in
+        try await TestDatabase.with(
+            poolSize: 1,
+            configure: {
+                $0.reconnectInitialDelay = .milliseconds(50)
+                $0.reconnectMaxDelay = .milliseconds(200)
+                $0.connectTimeout = .seconds(2)
+            }
+        ) { client, database in
             let pid = try #require(try await client.query("SELECT pg_backend_pid()").first?.decode(Int32.self, at: 0))
             // Simulate the server going away for this database only (the shared server keeps
             // running): refuse new connections and kill the existing one.

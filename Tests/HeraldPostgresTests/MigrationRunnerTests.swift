@@ -5,10 +5,12 @@ import Testing
 @Suite("Migration runner")
 struct MigrationRunnerTests {
     static let migrations = [
-        Migration(version: 1, name: "create devices", sql: """
-            CREATE TABLE devices (id bigserial PRIMARY KEY, token text NOT NULL UNIQUE);
-            CREATE INDEX devices_token_idx ON devices (token);
-            """),
+        Migration(
+            version: 1, name: "create devices",
+            sql: """
+                CREATE TABLE devices (id bigserial PRIMARY KEY, token text NOT NULL UNIQUE);
+                CREATE INDEX devices_token_idx ON devices (token);
+                """),
         Migration(version: 2, name: "add tags", sql: "ALTER TABLE devices ADD COLUMN tags text[] NOT NULL DEFAULT '{}'"),
         // Not idempotent on purpose: applying it twice would insert a second row.
         Migration(version: 3, name: "seed", sql: "INSERT INTO devices (token) VALUES ('seed-token')"),
@@ -29,9 +31,10 @@ struct MigrationRunnerTests {
             #expect(try await client.query("SELECT count(*) FROM devices").first?.decode(Int.self, at: 0) == 1)
 
             // A new release adds migration 4: only it runs.
-            let extended = try MigrationRunner(migrations: Self.migrations + [
-                Migration(version: 4, name: "more", sql: "ALTER TABLE devices ADD COLUMN culture text")
-            ])
+            let extended = try MigrationRunner(
+                migrations: Self.migrations + [
+                    Migration(version: 4, name: "more", sql: "ALTER TABLE devices ADD COLUMN culture text")
+                ])
             #expect(try await extended.migrate(on: client).map(\.version) == [4])
             #expect(try await extended.migrate(on: client).isEmpty)
         }
@@ -81,10 +84,12 @@ struct MigrationRunnerTests {
         try await TestDatabase.with { client, _ in
             let broken = [
                 Self.migrations[0],
-                Migration(version: 2, name: "half broken", sql: """
-                    CREATE TABLE partial (id int);
-                    INSERT INTO no_such_table VALUES (1);
-                    """),
+                Migration(
+                    version: 2, name: "half broken",
+                    sql: """
+                        CREATE TABLE partial (id int);
+                        INSERT INTO no_such_table VALUES (1);
+                        """),
             ]
             do {
                 try await MigrationRunner(migrations: broken).migrate(on: client)

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldPostgres
 import HeraldTesting
 import Testing
+
+@testable import HeraldPostgres
 
 /// The name of the thread running the caller (a plain function: `Thread.current` is not
 /// available directly in async code).
@@ -66,12 +67,13 @@ struct PoolTests {
             var waiters: [Task<Void, any Error>] = []
             do {
                 for index in 0..<5 {
-                    waiters.append(Task {
-                        try await client.withConnection { connection in
-                            await order.add(index)
-                            _ = try await connection.query("SELECT 1")
-                        }
-                    })
+                    waiters.append(
+                        Task {
+                            try await client.withConnection { connection in
+                                await order.add(index)
+                                _ = try await connection.query("SELECT 1")
+                            }
+                        })
                     try await waitUntil("waiter \(index) queued", timeout: .seconds(5)) { client.pool.waiterCount == index + 1 }
                 }
             } catch {

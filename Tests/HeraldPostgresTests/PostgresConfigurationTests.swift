@@ -1,5 +1,6 @@
-@testable import HeraldPostgres
 import Testing
+
+@testable import HeraldPostgres
 
 @Suite("PostgresConfiguration URL parsing")
 struct PostgresConfigurationTests {

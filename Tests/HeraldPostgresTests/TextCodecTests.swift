@@ -1,6 +1,7 @@
 import Foundation
-@testable import HeraldPostgres
 import Testing
+
+@testable import HeraldPostgres
 
 @Suite("Text-format decoding and helpers")
 struct TextCodecTests {

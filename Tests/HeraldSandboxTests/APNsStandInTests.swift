@@ -51,8 +51,14 @@ import Testing
                 ("wrong kid", 403, "InvalidProviderToken", { try await fixture.apns(token: try await fixture.providerToken(keyID: "ZZZZZZZZZZ")) }),
                 ("wrong team id", 403, "InvalidProviderToken", { try await fixture.apns(token: try await fixture.providerToken(teamID: "WRONGTEAM0")) }),
                 ("not a JWT", 403, "InvalidProviderToken", { try await fixture.apns(token: "not.a.jwt") }),
-                ("iat in the future", 403, "InvalidProviderToken", { try await fixture.apns(token: try await fixture.providerToken(issuedAt: Date().addingTimeInterval(600))) }),
-                ("older than an hour", 403, "ExpiredProviderToken", { try await fixture.apns(token: try await fixture.providerToken(issuedAt: Date().addingTimeInterval(-3700))) }),
+                (
+                    "iat in the future", 403, "InvalidProviderToken",
+                    { try await fixture.apns(token: try await fixture.providerToken(issuedAt: Date().addingTimeInterval(600))) }
+                ),
+                (
+                    "older than an hour", 403, "ExpiredProviderToken",
+                    { try await fixture.apns(token: try await fixture.providerToken(issuedAt: Date().addingTimeInterval(-3700))) }
+                ),
                 ("no topic", 400, "MissingTopic", { try await fixture.apns { $0.removeAll { $0.0 == "apns-topic" } } }),
                 ("foreign topic", 400, "TopicDisallowed", { try await fixture.apns { Self.set(&$0, "apns-topic", "com.example.unknown") } }),
                 ("token of another app", 400, "DeviceTokenNotForTopic", { try await fixture.apns(device: String(repeating: "cd", count: 32)) }),
@@ -60,16 +66,27 @@ import Testing
                 ("token too short", 400, "BadDeviceToken", { try await fixture.apns(device: "abcd") }),
                 ("no push type", 400, "InvalidPushType", { try await fixture.apns { $0.removeAll { $0.0 == "apns-push-type" } } }),
                 ("unknown push type", 400, "InvalidPushType", { try await fixture.apns { Self.set(&$0, "apns-push-type", "shout") } }),
-                ("background without content-available", 400, "InvalidPushType", {
-                    try await fixture.apns { Self.set(&$0, "apns-push-type", "background"); Self.set(&$0, "apns-priority", "5") }
-                }),
+                (
+                    "background without content-available", 400, "InvalidPushType",
+                    {
+                        try await fixture.apns {
+                            Self.set(&$0, "apns-push-type", "background"); Self.set(&$0, "apns-priority", "5")
+                        }
+                    }
+                ),
                 ("alert without alert", 400, "InvalidPushType", { try await fixture.apns(body: Array(#"{"aps":{"content-available":1}}"#.utf8)) }),
-                ("background at priority 10", 400, "BadPriority", {
-                    try await fixture.apns(body: Array(#"{"aps":{"content-available":1}}"#.utf8)) { Self.set(&$0, "apns-push-type", "background") }
-                }),
+                (
+                    "background at priority 10", 400, "BadPriority",
+                    {
+                        try await fixture.apns(body: Array(#"{"aps":{"content-available":1}}"#.utf8)) { Self.set(&$0, "apns-push-type", "background") }
+                    }
+                ),
                 ("priority 7", 400, "BadPriority", { try await fixture.apns { Self.set(&$0, "apns-priority", "7") } }),
                 ("expiration not a number", 400, "BadExpirationDate", { try await fixture.apns { Self.set(&$0, "apns-expiration", "tomorrow") } }),
-                ("collapse id of 65 bytes", 400, "BadCollapseId", { try await fixture.apns { Self.set(&$0, "apns-collapse-id", String(repeating: "c", count: 65)) } }),
+                (
+                    "collapse id of 65 bytes", 400, "BadCollapseId",
+                    { try await fixture.apns { Self.set(&$0, "apns-collapse-id", String(repeating: "c", count: 65)) } }
+                ),
                 ("apns-id not a UUID", 400, "BadMessageId", { try await fixture.apns { Self.set(&$0, "apns-id", "nope") } }),
                 ("topic twice", 400, "DuplicateHeaders", { try await fixture.apns { $0.append(("apns-topic", SandboxFixture.topic)) } }),
                 ("empty payload", 400, "PayloadEmpty", { try await fixture.apns(body: []) }),
@@ -135,13 +152,15 @@ import Testing
             #expect(try await fixture.apns(device: flaky).status == 503)
             #expect(reason(try await fixture.apns(device: flaky)) == "ServiceUnavailable")
             #expect(try await fixture.apns(device: flaky).status == 200)
-            #expect(fixture.sandbox.counters(for: flaky) == {
-                var counters = TokenCounters()
-                counters.requests = 3
-                counters.accepted = 1
-                counters.rejections = ["ServiceUnavailable": 2]
-                return counters
-            }())
+            #expect(
+                fixture.sandbox.counters(for: flaky)
+                    == {
+                        var counters = TokenCounters()
+                        counters.requests = 3
+                        counters.accepted = 1
+                        counters.rejections = ["ServiceUnavailable": 2]
+                        return counters
+                    }())
 
             let start = ContinuousClock.now
             #expect(try await fixture.apns(device: slow).status == 200)

@@ -67,21 +67,51 @@ import Testing
             typealias Case = (name: String, send: () async throws -> HTTPClientResponse, status: Int, canonical: String, errorCode: String?, field: String?)
             let cases: [Case] = [
                 ("no bearer token", { try await fixture.fcm(json: SandboxFixture.message(), accessToken: nil) }, 401, "UNAUTHENTICATED", nil, nil),
-                ("unknown bearer token", { try await fixture.fcm(json: SandboxFixture.message(), accessToken: "ya29.forged") }, 401, "UNAUTHENTICATED", nil, nil),
-                ("another project", { try await fixture.fcm(json: SandboxFixture.message(), accessToken: token, project: "other") }, 403, "PERMISSION_DENIED", nil, nil),
+                (
+                    "unknown bearer token", { try await fixture.fcm(json: SandboxFixture.message(), accessToken: "ya29.forged") }, 401, "UNAUTHENTICATED", nil,
+                    nil
+                ),
+                (
+                    "another project", { try await fixture.fcm(json: SandboxFixture.message(), accessToken: token, project: "other") }, 403,
+                    "PERMISSION_DENIED", nil, nil
+                ),
                 ("not JSON", { try await fixture.fcm(json: "hello", accessToken: token) }, 400, "INVALID_ARGUMENT", nil, nil),
                 ("no message", { try await fixture.fcm(json: #"{"token":"x"}"#, accessToken: token) }, 400, "INVALID_ARGUMENT", nil, nil),
-                ("unknown message field", { try await fixture.fcm(json: SandboxFixture.message(extra: #","priority":"high""#), accessToken: token) }, 400, "INVALID_ARGUMENT", nil, nil),
-                ("two targets", { try await fixture.fcm(json: SandboxFixture.message(extra: #","topic":"news""#), accessToken: token) }, 400, "INVALID_ARGUMENT", nil, "message"),
+                (
+                    "unknown message field", { try await fixture.fcm(json: SandboxFixture.message(extra: #","priority":"high""#), accessToken: token) }, 400,
+                    "INVALID_ARGUMENT", nil, nil
+                ),
+                (
+                    "two targets", { try await fixture.fcm(json: SandboxFixture.message(extra: #","topic":"news""#), accessToken: token) }, 400,
+                    "INVALID_ARGUMENT", nil, "message"
+                ),
                 ("no target", { try await fixture.fcm(json: #"{"message":{"data":{"a":"b"}}}"#, accessToken: token) }, 400, "INVALID_ARGUMENT", nil, "message"),
-                ("malformed token", { try await fixture.fcm(json: SandboxFixture.message(token: "not a token!"), accessToken: token) }, 400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", nil),
-                ("data value not a string", {
-                    try await fixture.fcm(json: #"{"message":{"token":"t1","data":{"a":"b","n":12}}}"#, accessToken: token)
-                }, 400, "INVALID_ARGUMENT", nil, "message.data[1].value"),
-                ("reserved data key", { try await fixture.fcm(json: #"{"message":{"token":"t1","data":{"from":"me"}}}"#, accessToken: token) }, 400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", nil),
-                ("bad priority", { try await fixture.fcm(json: #"{"message":{"token":"t1","android":{"priority":"URGENT"}}}"#, accessToken: token) }, 400, "INVALID_ARGUMENT", nil, "message.android.priority"),
-                ("bad ttl", { try await fixture.fcm(json: #"{"message":{"token":"t1","android":{"ttl":"1h"}}}"#, accessToken: token) }, 400, "INVALID_ARGUMENT", nil, "message.android.ttl"),
-                ("over 4096 bytes", { try await fixture.fcm(json: #"{"message":{"token":"t1","data":{"msg":"\#(big)"}}}"#, accessToken: token) }, 400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", nil),
+                (
+                    "malformed token", { try await fixture.fcm(json: SandboxFixture.message(token: "not a token!"), accessToken: token) }, 400,
+                    "INVALID_ARGUMENT", "INVALID_ARGUMENT", nil
+                ),
+                (
+                    "data value not a string",
+                    {
+                        try await fixture.fcm(json: #"{"message":{"token":"t1","data":{"a":"b","n":12}}}"#, accessToken: token)
+                    }, 400, "INVALID_ARGUMENT", nil, "message.data[1].value"
+                ),
+                (
+                    "reserved data key", { try await fixture.fcm(json: #"{"message":{"token":"t1","data":{"from":"me"}}}"#, accessToken: token) }, 400,
+                    "INVALID_ARGUMENT", "INVALID_ARGUMENT", nil
+                ),
+                (
+                    "bad priority", { try await fixture.fcm(json: #"{"message":{"token":"t1","android":{"priority":"URGENT"}}}"#, accessToken: token) }, 400,
+                    "INVALID_ARGUMENT", nil, "message.android.priority"
+                ),
+                (
+                    "bad ttl", { try await fixture.fcm(json: #"{"message":{"token":"t1","android":{"ttl":"1h"}}}"#, accessToken: token) }, 400,
+                    "INVALID_ARGUMENT", nil, "message.android.ttl"
+                ),
+                (
+                    "over 4096 bytes", { try await fixture.fcm(json: #"{"message":{"token":"t1","data":{"msg":"\#(big)"}}}"#, accessToken: token) }, 400,
+                    "INVALID_ARGUMENT", "INVALID_ARGUMENT", nil
+                ),
             ]
             for check in cases {
                 let response = try await check.send()
@@ -92,7 +122,8 @@ import Testing
                 #expect(error.field == check.field, "\(check.name): \(response.bodyText)")
             }
             let wrongPath = try await fixture.client.execute(
-                HTTPClientRequest(method: .post, url: fixture.sandbox.fcmURL + "/v1/messages:send", headerFields: [.authorization: "Bearer \(token)"], body: Array("{}".utf8))
+                HTTPClientRequest(
+                    method: .post, url: fixture.sandbox.fcmURL + "/v1/messages:send", headerFields: [.authorization: "Bearer \(token)"], body: Array("{}".utf8))
             )
             #expect(wrongPath.status == 404)
             #expect(googleError(wrongPath).status == "NOT_FOUND")

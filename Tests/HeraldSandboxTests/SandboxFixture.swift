@@ -115,7 +115,9 @@ struct SandboxFixture: Sendable {
         }
         let keys = JWTKeyCollection()
         let kid = keyID ?? sandbox.credentials.privateKeyID
-        await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: keyPEM ?? sandbox.credentials.serviceAccountKeyPEM), digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
+        await keys.add(
+            rsa: try Insecure.RSA.PrivateKey(pem: keyPEM ?? sandbox.credentials.serviceAccountKeyPEM), digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid)
+        )
         let iat = Int(issuedAt.timeIntervalSince1970)
         var header = JWTHeader()
         header.kid = kid

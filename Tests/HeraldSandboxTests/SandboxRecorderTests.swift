@@ -1,6 +1,7 @@
 import Foundation
-@testable import HeraldSandbox
 import Testing
+
+@testable import HeraldSandbox
 
 @Suite struct SandboxRecorderTests {
     static func push(_ n: Int, body: String = #"{"aps":{"alert":"hi \"there\"\n"}}"#) -> RecordedPush {

@@ -62,15 +62,19 @@ struct CacheInvalidationTests {
     @Test func templateChangesReloadTheCatalog() async throws {
         try await StoreFixture.with { store, _ in
             let metadata = EventMetadata(eventId: "A")
-            try await store.templates.replaceAll(with: try TemplateCatalog(templates: [
-                Template(eventId: "A", culture: "ru-RU", platform: .ios, title: "t", body: "first", metadata: metadata),
-            ], defaultCulture: "ru-RU"))
+            try await store.templates.replaceAll(
+                with: try TemplateCatalog(
+                    templates: [
+                        Template(eventId: "A", culture: "ru-RU", platform: .ios, title: "t", body: "first", metadata: metadata)
+                    ], defaultCulture: "ru-RU"))
             try await Self.started(store)
             #expect(try await store.templateCache.catalog().template(eventId: "A", culture: "ru-RU", platform: .ios).body == "first")
 
-            try await store.templates.replaceAll(with: try TemplateCatalog(templates: [
-                Template(eventId: "A", culture: "ru-RU", platform: .ios, title: "t", body: "second", metadata: metadata),
-            ], defaultCulture: "ru-RU"))
+            try await store.templates.replaceAll(
+                with: try TemplateCatalog(
+                    templates: [
+                        Template(eventId: "A", culture: "ru-RU", platform: .ios, title: "t", body: "second", metadata: metadata)
+                    ], defaultCulture: "ru-RU"))
             try await waitUntil("the reloaded template", timeout: .seconds(5)) {
                 (try? store.templateCache.current?.template(eventId: "A", culture: "ru-RU", platform: .ios).body) == "second"
             }

@@ -1,9 +1,10 @@
 import Foundation
 import HeraldCore
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTesting
 import Testing
+
+@testable import HeraldStore
 
 @Suite("DeliveryJournal")
 struct DeliveryJournalTests {
@@ -59,20 +60,23 @@ struct DeliveryJournalTests {
             #expect(try await store.journal.claim(Self.batch(["m1"], [(0, refs[0])])).messageIds == [nil])
             let history = try #require(try await store.journal.history(of: [MessageKey(text: "m1"), MessageKey(text: "unknown")]).first)
             #expect(history.id == id && history.key == MessageKey(text: "m1"))
-            #expect(Set(history.deliveries) == [
-                MessageHistory.Recorded(deviceRef: refs[0], userId: "u1", position: 1, state: .sent, attempts: 1),
-                MessageHistory.Recorded(deviceRef: refs[1], userId: "u1", position: 1, state: .pending, attempts: 2),
-            ])
+            #expect(
+                Set(history.deliveries) == [
+                    MessageHistory.Recorded(deviceRef: refs[0], userId: "u1", position: 1, state: .sent, attempts: 1),
+                    MessageHistory.Recorded(deviceRef: refs[1], userId: "u1", position: 1, state: .pending, attempts: 2),
+                ])
             #expect(try await store.journal.history(of: [MessageKey(text: "unknown")]).isEmpty)
 
             // The retried one ends: its pending row is completed; a terminal row is final.
             try await store.journal.record([
-                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", state: .sent, attempts: 3,
-                               payload: Array("{}".utf8), completesPendingRow: true),
+                DeliveryRecord(
+                    deviceRef: refs[1], position: 1, messageId: id, userId: "u1", state: .sent, attempts: 3,
+                    payload: Array("{}".utf8), completesPendingRow: true)
             ])
             try await store.journal.record([
-                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", state: .failed, attempts: 9,
-                               lastError: "late", completesPendingRow: true),
+                DeliveryRecord(
+                    deviceRef: refs[1], position: 1, messageId: id, userId: "u1", state: .failed, attempts: 9,
+                    lastError: "late", completesPendingRow: true)
             ])
             // Recording the same outcome twice (its answer was lost) changes nothing.
             try await store.journal.record([Self.sent(refs[0], 1, message: id, payload: "again")])
@@ -98,8 +102,14 @@ struct DeliveryJournalTests {
             let stored = try await database.admin.query("SELECT key_text IS NULL, octet_length(key_hash) FROM messages")
             #expect(try stored.first?.decode(Bool.self, at: 0) == true)
             #expect(try stored.first?.decode(Int.self, at: 1) == 32)
-            #expect(try await store.journal.deliveries(ofMessage: MessageKey(text: hex)).map(\.deliveryKey) == [DeliveryKey(messageKey: hex, deviceId: "d1", userId: "u1")])
-            #expect(try await store.notificationLog.entries(deviceId: "d1", after: 0).map(\.deliveryKey) == [DeliveryKey(messageKey: hex, deviceId: "d1", userId: "u1")])
+            #expect(
+                try await store.journal.deliveries(ofMessage: MessageKey(text: hex)).map(\.deliveryKey) == [
+                    DeliveryKey(messageKey: hex, deviceId: "d1", userId: "u1")
+                ])
+            #expect(
+                try await store.notificationLog.entries(deviceId: "d1", after: 0).map(\.deliveryKey) == [
+                    DeliveryKey(messageKey: hex, deviceId: "d1", userId: "u1")
+                ])
             // Upper-case or short hex is not a body hash: kept as text.
             #expect(MessageKey(text: hex.uppercased()).stored.text != nil)
             #expect(MessageKey(text: "abc").stored.hash == nil)

@@ -137,13 +137,16 @@ struct DeviceRepositoryTests {
 
     @Test func subscriptionsApplyTheUsersSettings() async throws {
         try await StoreFixture.with { store, _ in
-            try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1", platform: .android, culture: "en-US", tags: ["t1"], zone: "w1", branch: "7"))
+            try await store.devices.subscribe(
+                StoreFixture.registration("d1", user: "u1", platform: .android, culture: "en-US", tags: ["t1"], zone: "w1", branch: "7"))
             try await store.settings.update(userId: "u1", pushesEnabled: false, mutedTags: ["Promo"])
             let subscription = try #require(try await store.devices.subscriptions(forUsers: ["u1", "nobody"]).first)
-            #expect(subscription == Subscription(
-                deviceId: "d1", token: "token-d1", platform: .android, userId: "u1", culture: "en-US", zoneId: "w1", branchId: "7",
-                tags: ["t1"], mutedTags: ["promo"], isEnabled: false, app: nil, deviceRef: try await store.devices.storeId(deviceId: "d1")
-            ))
+            #expect(
+                subscription
+                    == Subscription(
+                        deviceId: "d1", token: "token-d1", platform: .android, userId: "u1", culture: "en-US", zoneId: "w1", branchId: "7",
+                        tags: ["t1"], mutedTags: ["promo"], isEnabled: false, app: nil, deviceRef: try await store.devices.storeId(deviceId: "d1")
+                    ))
         }
     }
 

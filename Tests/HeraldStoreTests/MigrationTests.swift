@@ -16,10 +16,12 @@ struct MigrationTests {
             let tables = try await database.admin.query(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name"
             ).map { (row) throws(PostgresError) in try row.decode(String.self, at: 0) }
-            #expect(tables == [
-                "dead_letters", "device_positions", "device_reads", "device_users", "devices", "event_metadata", "herald_schema_migrations", "journal", "messages", "templates",
-                "user_settings",
-            ])
+            #expect(
+                tables == [
+                    "dead_letters", "device_positions", "device_reads", "device_users", "devices", "event_metadata", "herald_schema_migrations", "journal",
+                    "messages", "templates",
+                    "user_settings",
+                ])
         }
     }
 
@@ -67,10 +69,11 @@ struct MigrationTests {
             #expect(log.map(\.deliveryKey.rawValue) == ["k1"])
             let d1 = try #require(try await store.devices.storeId(deviceId: "d1")), d2 = try #require(try await store.devices.storeId(deviceId: "d2"))
             let history = try #require(try await store.journal.history(of: [MessageKey(text: "m1")]).first)
-            #expect(Set(history.deliveries) == [
-                MessageHistory.Recorded(deviceRef: d1, userId: "u1", position: 1, state: .sent, attempts: 1),
-                MessageHistory.Recorded(deviceRef: d2, userId: "u1", position: 1, state: .pending, attempts: 0),
-            ])
+            #expect(
+                Set(history.deliveries) == [
+                    MessageHistory.Recorded(deviceRef: d1, userId: "u1", position: 1, state: .sent, attempts: 1),
+                    MessageHistory.Recorded(deviceRef: d2, userId: "u1", position: 1, state: .pending, attempts: 0),
+                ])
             #expect(try await store.journal.claim(ClaimBatch(messages: [MessageKey(text: "m9")])).messageIds == [nil])
             // Numbering goes on where version 1 left it.
             #expect(try await store.journal.reservePositions([d1]) == [2])

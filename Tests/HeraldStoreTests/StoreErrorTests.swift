@@ -1,6 +1,7 @@
 import HeraldPostgres
-@testable import HeraldStore
 import Testing
+
+@testable import HeraldStore
 
 @Suite("StoreError")
 struct StoreErrorTests {

@@ -35,7 +35,11 @@ struct SubscriptionCacheTests {
 
         var calls: [[String]] { state.withLock { $0.calls } }
         var isHeld: Bool { state.withLock { $0.gate != nil } }
-        func release() { state.withLock { $0.gate?.resume(); $0.gate = nil } }
+        func release() {
+            state.withLock {
+                $0.gate?.resume(); $0.gate = nil
+            }
+        }
     }
 
     static func cache(capacity: Int = 100, live: Bool = true) -> (SubscriptionCache, FakeLoader) {

@@ -1,9 +1,10 @@
 import Foundation
 import HeraldCore
 import HeraldPostgres
-@testable import HeraldStore
 import HeraldTesting
 import Testing
+
+@testable import HeraldStore
 
 /// `DeliveryLookup`: the support desk's answers from the journal and the dead-letter record.
 @Suite("DeliveryLookup")
@@ -14,13 +15,16 @@ struct SupportLookupTests {
             try await store.devices.subscribe(StoreFixture.registration("d2", user: "u1", platform: .android))
             let d1 = try #require(try await store.devices.storeId(deviceId: "d1"))
             let d2 = try #require(try await store.devices.storeId(deviceId: "d2"))
-            let answer = try await store.journal.claim(ClaimBatch(
-                messages: [MessageKey(text: "transfer-1")], eventIds: ["TransferIssued"],
-                deliveries: [ClaimBatch.Delivery(message: 0, deviceRef: d1), ClaimBatch.Delivery(message: 0, deviceRef: d2)]
-            ))
+            let answer = try await store.journal.claim(
+                ClaimBatch(
+                    messages: [MessageKey(text: "transfer-1")], eventIds: ["TransferIssued"],
+                    deliveries: [ClaimBatch.Delivery(message: 0, deviceRef: d1), ClaimBatch.Delivery(message: 0, deviceRef: d2)]
+                ))
             let id = try #require(answer.messageIds[0])
             try await store.journal.record([
-                DeliveryRecord(deviceRef: d1, position: answer.positions[0]!, messageId: id, userId: "u1", state: .sent, attempts: 1, providerId: "apns-id-1", payload: Array("{}".utf8)),
+                DeliveryRecord(
+                    deviceRef: d1, position: answer.positions[0]!, messageId: id, userId: "u1", state: .sent, attempts: 1, providerId: "apns-id-1",
+                    payload: Array("{}".utf8))
             ])
 
             // One recorded, one still in flight.
@@ -40,7 +44,8 @@ struct SupportLookupTests {
             #expect(sent.sentAt != nil)
 
             try await store.journal.record([
-                DeliveryRecord(deviceRef: d2, position: answer.positions[1]!, messageId: id, userId: "u1", state: .pending, attempts: 2, lastError: "Unavailable"),
+                DeliveryRecord(
+                    deviceRef: d2, position: answer.positions[1]!, messageId: id, userId: "u1", state: .pending, attempts: 2, lastError: "Unavailable")
             ])
             report = try await store.lookup.message(key: "transfer-1")
             #expect(report.copies[0].claimedWithoutOutcome == 0)
@@ -62,7 +67,8 @@ struct SupportLookupTests {
             #expect(try await store.lookup.message(key: "never").isUnknown)
             #expect(try await store.lookup.message(key: "never").summary == "unknown")
 
-            try await store.deadLetters.record(DeadLetter(messageKey: "bad-1", queue: "q", errorCode: "unknown_event", reason: "no template for event Nope", eventId: "Nope"))
+            try await store.deadLetters.record(
+                DeadLetter(messageKey: "bad-1", queue: "q", errorCode: "unknown_event", reason: "no template for event Nope", eventId: "Nope"))
             let dead = try await store.lookup.message(key: "bad-1")
             #expect(!dead.isUnknown)
             #expect(dead.summary == "dead_lettered")
@@ -86,10 +92,15 @@ struct SupportLookupTests {
         try await StoreFixture.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
             let d1 = try #require(try await store.devices.storeId(deviceId: "d1"))
-            let answer = try await store.journal.claim(ClaimBatch(
-                messages: [MessageKey(text: "p-1", partitionSuffix: "#p1/4")], eventIds: ["E"], deliveries: [ClaimBatch.Delivery(message: 0, deviceRef: d1)]
-            ))
-            try await store.journal.record([DeliveryRecord(deviceRef: d1, position: answer.positions[0]!, messageId: answer.messageIds[0]!, userId: "u1", state: .failed, attempts: 8, lastError: "BadDeviceToken?")])
+            let answer = try await store.journal.claim(
+                ClaimBatch(
+                    messages: [MessageKey(text: "p-1", partitionSuffix: "#p1/4")], eventIds: ["E"], deliveries: [ClaimBatch.Delivery(message: 0, deviceRef: d1)]
+                ))
+            try await store.journal.record([
+                DeliveryRecord(
+                    deviceRef: d1, position: answer.positions[0]!, messageId: answer.messageIds[0]!, userId: "u1", state: .failed, attempts: 8,
+                    lastError: "BadDeviceToken?")
+            ])
             #expect(try await store.lookup.message(key: "p-1").isUnknown)
             let report = try await store.lookup.message(key: "p-1", partitions: 4)
             #expect(report.copies.map(\.partition) == ["#p1/4"])

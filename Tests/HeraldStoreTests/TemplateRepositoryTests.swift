@@ -25,18 +25,24 @@ struct TemplateRepositoryTests {
 
     @Test func replaceRemovesEventsNoLongerPresent() async throws {
         try await StoreFixture.with { store, _ in
-            let first = try TemplateCatalog(templates: [
-                Template(eventId: "A", culture: "ru-RU", platform: .ios, title: "T", body: "{0}", metadata: EventMetadata(eventId: "A", tag: "x", timeToLiveSeconds: 60)),
-                Template(eventId: "B", culture: "ru-RU", platform: .android, title: "T", body: "b", metadata: EventMetadata(eventId: "B", isPrivate: true, isSilent: true)),
-            ], defaultCulture: "ru-RU")
+            let first = try TemplateCatalog(
+                templates: [
+                    Template(
+                        eventId: "A", culture: "ru-RU", platform: .ios, title: "T", body: "{0}",
+                        metadata: EventMetadata(eventId: "A", tag: "x", timeToLiveSeconds: 60)),
+                    Template(
+                        eventId: "B", culture: "ru-RU", platform: .android, title: "T", body: "b",
+                        metadata: EventMetadata(eventId: "B", isPrivate: true, isSilent: true)),
+                ], defaultCulture: "ru-RU")
             try await store.templates.replaceAll(with: first)
             #expect(Set(try await store.templates.all().map(\.eventId)) == ["A", "B"])
             let b = try #require(try await store.templates.all().first { $0.eventId == "B" })
             #expect(b.metadata.isPrivate && b.metadata.isSilent && b.metadata.timeToLiveSeconds == nil)
 
-            let second = try TemplateCatalog(templates: [
-                Template(eventId: "B", culture: "en-US", platform: .ios, title: "T2", body: "b2", metadata: EventMetadata(eventId: "B", priority: .high)),
-            ], defaultCulture: "ru-RU")
+            let second = try TemplateCatalog(
+                templates: [
+                    Template(eventId: "B", culture: "en-US", platform: .ios, title: "T2", body: "b2", metadata: EventMetadata(eventId: "B", priority: .high))
+                ], defaultCulture: "ru-RU")
             try await store.templates.replaceAll(with: second)
             #expect(try await store.templates.all() == second.templates)
         }
@@ -44,9 +50,10 @@ struct TemplateRepositoryTests {
 
     @Test func refusesACatalogWithProblems() async throws {
         try await StoreFixture.with { store, _ in
-            let broken = try TemplateCatalog(templates: [
-                Template(eventId: "A", culture: "ru-RU", platform: .ios, title: "T", body: "{name}", metadata: EventMetadata(eventId: "A")),
-            ], defaultCulture: "ru-RU")
+            let broken = try TemplateCatalog(
+                templates: [
+                    Template(eventId: "A", culture: "ru-RU", platform: .ios, title: "T", body: "{name}", metadata: EventMetadata(eventId: "A"))
+                ], defaultCulture: "ru-RU")
             #expect(!broken.problems.isEmpty)
             do {
                 try await store.templates.replaceAll(with: broken)

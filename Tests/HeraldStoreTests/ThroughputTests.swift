@@ -39,10 +39,11 @@ struct ThroughputTests {
                 #expect(answer.messageIds.allSatisfy { $0 != nil })
                 #expect(answer.positions.allSatisfy { $0 != nil })
                 for (index, delivery) in claim.deliveries.enumerated() {
-                    records.append(DeliveryRecord(
-                        deviceRef: delivery.deviceRef, position: answer.positions[index]!, messageId: answer.messageIds[delivery.message]!, userId: "u",
-                        state: .sent, attempts: 1, payload: payload
-                    ))
+                    records.append(
+                        DeliveryRecord(
+                            deviceRef: delivery.deviceRef, position: answer.positions[index]!, messageId: answer.messageIds[delivery.message]!, userId: "u",
+                            state: .sent, attempts: 1, payload: payload
+                        ))
                 }
             }
             let claimRate = rate(60 * Self.batchSize, ContinuousClock.now - start)
@@ -71,7 +72,8 @@ struct ThroughputTests {
             for _ in 0..<200 { _ = try await store.subscriptionCache.subscriptions(forUsers: users) }
             let cacheRate = rate(200 * users.count, ContinuousClock.now - start)
 
-            print("""
+            print(
+                """
                 HeraldStore throughput (batches of \(Self.batchSize), synchronous_commit=\(synchronousCommit), PostgreSQL on the same 2 cores):
                   DeliveryJournal.claim   \(claimRate) deliveries/s (one batch at a time)
                   DeliveryJournal.record  \(recordRate) deliveries/s (one batch at a time, sent, with the payload)
@@ -105,13 +107,14 @@ struct ThroughputTests {
             for b in 0..<20 {
                 let claim = batch(1000 + b, counts: false)
                 let answer = try await store.journal.claim(claim)
-                try await store.journal.record(claim.deliveries.indices.map { index in
-                    let delivery = claim.deliveries[index]
-                    return DeliveryRecord(
-                        deviceRef: delivery.deviceRef, position: answer.positions[index]!, messageId: answer.messageIds[delivery.message]!,
-                        userId: delivery.userId, state: .sent, attempts: 1, payload: Array("{}".utf8)
-                    )
-                })
+                try await store.journal.record(
+                    claim.deliveries.indices.map { index in
+                        let delivery = claim.deliveries[index]
+                        return DeliveryRecord(
+                            deviceRef: delivery.deviceRef, position: answer.positions[index]!, messageId: answer.messageIds[delivery.message]!,
+                            userId: delivery.userId, state: .sent, attempts: 1, payload: Array("{}".utf8)
+                        )
+                    })
             }
             try await database.admin.execute(
                 "INSERT INTO device_reads (device_ref, user_id, position) SELECT d.id, u.user_id, 1 FROM devices d JOIN device_users u ON u.device_ref = d.id WHERE d.id % 2 = 0"
@@ -135,10 +138,11 @@ struct ThroughputTests {
                 }
             }
             func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-            print(String(
-                format: "DeliveryJournal.claim, %d deliveries: median %.2f ms without unread counts, %.2f ms with them (%d claims each, interleaved)",
-                Self.batchSize, median(plain), median(counting), plain.count
-            ))
+            print(
+                String(
+                    format: "DeliveryJournal.claim, %d deliveries: median %.2f ms without unread counts, %.2f ms with them (%d claims each, interleaved)",
+                    Self.batchSize, median(plain), median(counting), plain.count
+                ))
         }
     }
 }

@@ -16,14 +16,17 @@ struct CrashTests {
         try await WorkerFixture.with { fixture in
             let users = 100
             let messages = 4_000
-            try await fixture.store.devices.importDevices((0..<users).map { TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android) })
+            try await fixture.store.devices.importDevices(
+                (0..<users).map { TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android) })
             try await fixture.publish((0..<messages).map { TestEvents.xml(users: ["u\($0 % users)"], parameters: ["\($0)"], sequence: $0) })
             let file = WorkerProcessEnvironment.outputDirectory.appendingPathComponent("crash-\(UUID().uuidString).jsonl")
             try FileManager.default.createDirectory(at: WorkerProcessEnvironment.outputDirectory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: file) }
-            let environment = WorkerProcessEnvironment.make(fixture, extra: [
-                "HERALD_WORKER_SENDER": "log", "HERALD_WORKER_LOG_SENDER_FILE": file.path, "HERALD_WORKER_THREADS": "16",
-            ])
+            let environment = WorkerProcessEnvironment.make(
+                fixture,
+                extra: [
+                    "HERALD_WORKER_SENDER": "log", "HERALD_WORKER_LOG_SENDER_FILE": file.path, "HERALD_WORKER_THREADS": "16",
+                ])
 
             let first = try HeraldProcess(["worker"], environment: environment, outputDirectory: WorkerProcessEnvironment.outputDirectory)
             try await waitUntil("a few hundred deliveries", timeout: .seconds(60)) { Self.lines(file).count >= 300 || !first.isRunning }

@@ -67,16 +67,20 @@ struct DashboardMetricsTests {
         let alertExpressions = Self.ruleExpressions(alerts).joined(separator: "\n")
         let named = Self.metricNames(in: expressions.joined(separator: "\n")).union(Self.metricNames(in: alertExpressions))
         #expect(named.count >= 15, "\(named.sorted())")
-        for name in ["herald_queue_messages", "herald_publish_to_sent_seconds_bucket", "herald_messages_dead_lettered_total", "herald_store_errors_total",
-                     "herald_apns_certificate_expiry_timestamp_seconds", "herald_provider_credential_errors_total", "herald_circuit_state"] {
+        for name in [
+            "herald_queue_messages", "herald_publish_to_sent_seconds_bucket", "herald_messages_dead_lettered_total", "herald_store_errors_total",
+            "herald_apns_certificate_expiry_timestamp_seconds", "herald_provider_credential_errors_total", "herald_circuit_state",
+        ] {
             #expect(named.contains(name), "the dashboard or the alerts should use \(name)")
         }
 
         try await WorkerFixture.with { fixture in
             try await fixture.store.devices.importDevices([TestEvents.device("d1", user: "u1")])
-            let environment = WorkerProcessEnvironment.make(fixture, extra: [
-                "HERALD_WORKER_METRICS_LISTEN": "127.0.0.1:0", "HERALD_WORKER_SENDER": "null", "HERALD_LOG_LEVEL": "info",
-            ])
+            let environment = WorkerProcessEnvironment.make(
+                fixture,
+                extra: [
+                    "HERALD_WORKER_METRICS_LISTEN": "127.0.0.1:0", "HERALD_WORKER_SENDER": "null", "HERALD_LOG_LEVEL": "info",
+                ])
             let worker = try HeraldProcess(["worker"], environment: environment, outputDirectory: WorkerProcessEnvironment.outputDirectory)
             var port = 0
             try await waitUntil("the worker's endpoint", timeout: .seconds(30)) {

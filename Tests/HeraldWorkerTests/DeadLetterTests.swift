@@ -44,10 +44,14 @@ struct DeadLetterTests {
 
                 // Fix: a template for NoSuchEvent, and EVENT 006 texts that use two parameters.
                 let metadata = EventMetadata(eventId: "NoSuchEvent")
-                let fixed = try WorkerFixture.templates(extra: [
-                    Template(eventId: "NoSuchEvent", culture: "ru-RU", platform: .ios, title: "T", body: "Новое событие {0}", metadata: metadata),
-                    Template(eventId: "NoSuchEvent", culture: "ru-RU", platform: .android, title: "T", body: "Новое событие {0}", metadata: metadata),
-                ] + TestEvents.seedTemplates().map { var t = $0; t.body = "Перевод {0} {1}"; return t })
+                let fixed = try WorkerFixture.templates(
+                    extra: [
+                        Template(eventId: "NoSuchEvent", culture: "ru-RU", platform: .ios, title: "T", body: "Новое событие {0}", metadata: metadata),
+                        Template(eventId: "NoSuchEvent", culture: "ru-RU", platform: .android, title: "T", body: "Новое событие {0}", metadata: metadata),
+                    ]
+                        + TestEvents.seedTemplates().map {
+                            var t = $0; t.body = "Перевод {0} {1}"; return t
+                        })
                 try await fixture.store.templates.replaceAll(with: fixed)
                 try await waitUntil("the worker reloads the templates", timeout: .seconds(10)) {
                     fixture.store.templateCache.current?.metadata(forEventId: "NoSuchEvent") != nil

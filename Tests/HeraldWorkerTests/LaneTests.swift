@@ -21,7 +21,8 @@ struct LaneTests {
             let sender = RecordingSender()
             for n in refused.indices { sender.script(.failFirst(Int.max, retryAfter: nil), token: TestEvents.apnsToken(n)) }
             var configuration = fixture.configuration(lanes: 4)
-            configuration.retryPolicy = RetryPolicy(initialDelay: .milliseconds(200), maxDelay: .milliseconds(500), jitter: 0, maxAttempts: 10_000, maxElapsed: .seconds(600))
+            configuration.retryPolicy = RetryPolicy(
+                initialDelay: .milliseconds(200), maxDelay: .milliseconds(500), jitter: 0, maxAttempts: 10_000, maxElapsed: .seconds(600))
 
             try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
                 // The refused users' events come first: if a delivery waiting for its retry kept

@@ -16,14 +16,16 @@ struct OrderingTests {
         try await WorkerFixture.with { fixture in
             let users = 200
             let events = 5_000
-            try await fixture.store.devices.importDevices((0..<users).map {
-                TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android)
-            })
+            try await fixture.store.devices.importDevices(
+                (0..<users).map {
+                    TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android)
+                })
             var generator = SystemRandomNumberGenerator()
             let owners = (0..<events).map { _ in Int.random(in: 0..<users, using: &generator) }
-            try await fixture.publish(owners.enumerated().map { index, user in
-                TestEvents.xml(users: ["u\(user)"], parameters: ["\(index)", "RUB"], sequence: index)
-            })
+            try await fixture.publish(
+                owners.enumerated().map { index, user in
+                    TestEvents.xml(users: ["u\(user)"], parameters: ["\(index)", "RUB"], sequence: index)
+                })
             let sender = RecordingSender()
             try await fixture.withWorker(sender: sender, configuration: fixture.configuration(lanes: lanes)) { worker in
                 try await waitUntil("\(events) deliveries", timeout: .seconds(120)) { worker.statistics.acked == events }
@@ -48,7 +50,8 @@ struct OrderingTests {
             return params.first?["value"].flatMap(Int.init)
         }
         if let message = delivery.json["message"] as? [String: Any], let data = message["data"] as? [String: String],
-           let params = data["params"], let list = try? JSONSerialization.jsonObject(with: Data(params.utf8)) as? [[String: String]] {
+            let params = data["params"], let list = try? JSONSerialization.jsonObject(with: Data(params.utf8)) as? [[String: String]]
+        {
             return list.first?["value"].flatMap(Int.init)
         }
         return nil

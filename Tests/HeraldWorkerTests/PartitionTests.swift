@@ -21,9 +21,10 @@ struct PartitionTests {
     @Test func twoWorkersKeepEachUsersOrderAndDeliverEveryKeyOnce() async throws {
         try await Self.withPartitionedFixture { fixture in
             let (users, events) = (100, 2_000)
-            try await fixture.store.devices.importDevices((0..<users).map {
-                TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android)
-            })
+            try await fixture.store.devices.importDevices(
+                (0..<users).map {
+                    TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android)
+                })
             let sender = RecordingSender()
             let owners = (0..<events).map { _ in Int.random(in: 0..<users) }
             let (first, second) = try Self.workers(fixture, sender: sender)
@@ -31,9 +32,10 @@ struct PartitionTests {
                 try await waitUntil("both workers consume", timeout: .seconds(20)) { first.isConsuming && second.isConsuming }
                 try await waitUntil("one worker holds the ingest", timeout: .seconds(20)) { first.isIngesting || second.isIngesting }
                 #expect(!(first.isIngesting && second.isIngesting), "one ingest at a time")
-                try await fixture.publish(owners.enumerated().map { index, user in
-                    TestEvents.xml(users: ["u\(user)"], parameters: ["\(index)", "RUB"], sequence: index)
-                })
+                try await fixture.publish(
+                    owners.enumerated().map { index, user in
+                        TestEvents.xml(users: ["u\(user)"], parameters: ["\(index)", "RUB"], sequence: index)
+                    })
                 try await waitUntil("\(events) deliveries", timeout: .seconds(90)) { sender.count >= events }
                 try await fixture.waitUntilSettled(first, second, queues: Self.queues(fixture))
             }
@@ -53,9 +55,10 @@ struct PartitionTests {
     @Test func killingTheIngestHolderMidRunHandsEverythingToTheOther() async throws {
         try await Self.withPartitionedFixture { fixture in
             let (users, events) = (100, 2_000)
-            try await fixture.store.devices.importDevices((0..<users).map {
-                TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android)
-            })
+            try await fixture.store.devices.importDevices(
+                (0..<users).map {
+                    TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android)
+                })
             // A slow provider, so that the kill finds deliveries in flight.
             let sender = RecordingSender(delay: .milliseconds(2))
             // The first worker reaches the broker through a proxy, so that its death can drop its
@@ -149,7 +152,8 @@ struct PartitionTests {
             let (first, second) = try Self.workers(fixture, sender: sender)
             try await Self.running([first, second]) {
                 try await waitUntil("both workers consume", timeout: .seconds(20)) { first.isConsuming && second.isConsuming }
-                let broadcast = Data("""
+                let broadcast = Data(
+                    """
                     <PushNotification><EventId>TransferIssued</EventId><EventType>News</EventType>\
                     <EventDateTime>2015-04-30T17:32:00.0000001+03:00</EventDateTime><EventFilters>\
                     <Filter name="UserId" value="0" /><Filter name="ZoneId" value="w1" /></EventFilters>\
@@ -227,9 +231,10 @@ struct PartitionTests {
     @Test func withQuorumQueuesOneWorkerIngestsAndOrderHolds() async throws {
         try await Self.withPartitionedFixture(queueType: .quorum) { fixture in
             let (users, events) = (20, 400)
-            try await fixture.store.devices.importDevices((0..<users).map {
-                TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android)
-            })
+            try await fixture.store.devices.importDevices(
+                (0..<users).map {
+                    TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android)
+                })
             let sender = RecordingSender()
             let owners = (0..<events).map { _ in Int.random(in: 0..<users) }
             let (first, second) = try Self.workers(fixture, sender: sender)
@@ -239,9 +244,10 @@ struct PartitionTests {
                 // The other has had several tries (every 300 ms here) by now.
                 try await Task.sleep(for: .seconds(2))
                 #expect(!(first.isIngesting && second.isIngesting), "one ingest at a time")
-                try await fixture.publish(owners.enumerated().map { index, user in
-                    TestEvents.xml(users: ["u\(user)"], parameters: ["\(index)", "RUB"], sequence: index)
-                })
+                try await fixture.publish(
+                    owners.enumerated().map { index, user in
+                        TestEvents.xml(users: ["u\(user)"], parameters: ["\(index)", "RUB"], sequence: index)
+                    })
                 try await waitUntil("\(events) deliveries", timeout: .seconds(90)) { sender.count >= events }
                 try await fixture.waitUntilSettled(first, second, queues: Self.queues(fixture))
             }

@@ -6,6 +6,7 @@ import HeraldStore
 import HeraldTesting
 import Synchronization
 import Testing
+
 @testable import HeraldWorker
 
 /// Unit tests of the pipeline's pieces: no broker, no database.
@@ -34,7 +35,8 @@ struct PipelinePiecesTests {
         let event = Event(id: "E", type: .message, dateTime: EventTimestamp(date: Date()), filters: [], params: [])
         let context = MessageContext(event: event, metadata: .defaults(for: "E"), key: MessageKey(text: "m\(message)"), journalId: message, publishedAt: nil)
         let subscription = Subscription(deviceId: "d\(device)", token: "t\(device)", platform: .ios, userId: "u", culture: "ru-RU", deviceRef: device)
-        let rendered = RenderedNotification(eventId: "E", culture: "ru-RU", platform: .ios, title: "", body: "b", metadata: .defaults(for: "E"), isSilent: false)
+        let rendered = RenderedNotification(
+            eventId: "E", culture: "ru-RU", platform: .ios, title: "", body: "b", metadata: .defaults(for: "E"), isSilent: false)
         return Delivery(
             context: context, recipient: Recipient(subscription: subscription, addressedUserId: "u"), rendered: rendered, deviceRef: device, position: 1,
             inDoubt: false, attempts: 0, hasPendingRow: false

@@ -23,10 +23,11 @@ struct ProviderDeliveryTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         do {
             let http = HTTPClientConfiguration(requestTimeout: .seconds(20), tls: .init(caFile: sandbox.files.caCertificate.path))
-            let apns = try APNsSender(configuration: .token(
-                topics: [topic], keyFile: sandbox.files.apnsKey.path, keyID: sandbox.credentials.keyID, teamID: sandbox.credentials.teamID,
-                environment: .sandbox, baseURL: sandbox.apnsURL, http: http
-            ))
+            let apns = try APNsSender(
+                configuration: .token(
+                    topics: [topic], keyFile: sandbox.files.apnsKey.path, keyID: sandbox.credentials.keyID, teamID: sandbox.credentials.teamID,
+                    environment: .sandbox, baseURL: sandbox.apnsURL, http: http
+                ))
             let fcm = try FCMSender(configuration: .serviceAccounts([sandbox.files.serviceAccount.path], baseURL: sandbox.fcmURL, http: http))
             let result = try await body(sandbox, RoutingSender(ios: apns, android: fcm))
             await sandbox.shutdown()
@@ -164,17 +165,19 @@ struct ProviderDeliveryTests {
         try await WorkerFixture.with { fixture in
             try await Self.withSandbox { sandbox, sender in
                 let users = (0..<20).map { "user-\($0)" }
-                try await fixture.store.devices.importDevices(users.enumerated().flatMap { n, user in
-                    [
-                        TestEvents.device("iphone-\(n)", user: user, platform: .ios, token: TestEvents.apnsToken(1_000 + n)),
-                        TestEvents.device("pixel-\(n)", user: user, platform: .android, token: "fcm-token-\(n)"),
-                    ]
-                })
+                try await fixture.store.devices.importDevices(
+                    users.enumerated().flatMap { n, user in
+                        [
+                            TestEvents.device("iphone-\(n)", user: user, platform: .ios, token: TestEvents.apnsToken(1_000 + n)),
+                            TestEvents.device("pixel-\(n)", user: user, platform: .android, token: "fcm-token-\(n)"),
+                        ]
+                    })
                 sandbox.setFault(ProviderFault(status: 503), for: .apns)
                 var configuration = fixture.configuration(lanes: 4)
                 // Retries alone would give up within the outage (3 attempts); deferred deliveries
                 // spend none.
-                configuration.retryPolicy = RetryPolicy(initialDelay: .milliseconds(100), maxDelay: .milliseconds(200), jitter: 0, maxAttempts: 3, maxElapsed: .seconds(60))
+                configuration.retryPolicy = RetryPolicy(
+                    initialDelay: .milliseconds(100), maxDelay: .milliseconds(200), jitter: 0, maxAttempts: 3, maxElapsed: .seconds(60))
                 configuration.circuitBreaker = CircuitBreaker.Policy(minimumFailures: 5, initialOpen: .milliseconds(500), maximumOpen: .seconds(1))
                 try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
                     let started = ContinuousClock.now

@@ -29,7 +29,8 @@ struct ProviderOutageTests {
             let sender = RecordingSender()
             sender.setDown(.ios, true)
             var configuration = fixture.configuration(lanes: 4)
-            configuration.retryPolicy = RetryPolicy(initialDelay: .milliseconds(100), maxDelay: .milliseconds(300), jitter: 0, maxAttempts: 100, maxElapsed: .seconds(600))
+            configuration.retryPolicy = RetryPolicy(
+                initialDelay: .milliseconds(100), maxDelay: .milliseconds(300), jitter: 0, maxAttempts: 100, maxElapsed: .seconds(600))
             configuration.circuitBreaker = CircuitBreaker.Policy(minimumFailures: 5, initialOpen: .milliseconds(500), maximumOpen: .seconds(1))
 
             try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
@@ -56,7 +57,8 @@ struct ProviderOutageTests {
             // at 1 per device, one push each).
             #expect(iphones.allSatisfy { $0.position == 1 })
             for n in users.indices {
-                let rows = try await fixture.store.journal.deliveries(ofMessage: MessageKey(text: DeliveryKey.messageKey(forBody: TestEvents.xml(users: [users[n]], sequence: n + 1))))
+                let rows = try await fixture.store.journal.deliveries(
+                    ofMessage: MessageKey(text: DeliveryKey.messageKey(forBody: TestEvents.xml(users: [users[n]], sequence: n + 1))))
                 #expect(rows.count == 2 && rows.allSatisfy { $0.state == .sent }, "user-\(n): \(rows.map(\.state))")
             }
         }
@@ -65,7 +67,8 @@ struct ProviderOutageTests {
     /// A deferred message that comes back is not an `AvoidDublication` repeat.
     @Test func aDeferredCopyIsNotDroppedAsARepeat() async throws {
         try await WorkerFixture.with { fixture in
-            try await fixture.store.devices.importDevices((0..<6).map { TestEvents.device("iphone-\($0)", user: "u\($0)", platform: .ios, token: TestEvents.apnsToken($0)) })
+            try await fixture.store.devices.importDevices(
+                (0..<6).map { TestEvents.device("iphone-\($0)", user: "u\($0)", platform: .ios, token: TestEvents.apnsToken($0)) })
             let sender = RecordingSender()
             sender.setDown(.ios, true)
             var configuration = fixture.configuration(lanes: 2)

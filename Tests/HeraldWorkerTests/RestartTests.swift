@@ -48,12 +48,14 @@ struct RestartTests {
         let topology = HeraldTopology(queue: "herald.restart")
         let publisher = try await AMQPConnection.connect(amqpConfiguration)
         try await publisher.declare(topology)
-        try await publisher.publishBatch((0..<messages).map {
-            AMQPOutgoingMessage(
-                exchange: topology.exchange, routingKey: topology.routingKey,
-                body: TestEvents.xml(users: ["u\($0 % users)"], parameters: ["\($0)"], sequence: $0), properties: AMQPProperties(contentType: "application/xml")
-            )
-        })
+        try await publisher.publishBatch(
+            (0..<messages).map {
+                AMQPOutgoingMessage(
+                    exchange: topology.exchange, routingKey: topology.routingKey,
+                    body: TestEvents.xml(users: ["u\($0 % users)"], parameters: ["\($0)"], sequence: $0),
+                    properties: AMQPProperties(contentType: "application/xml")
+                )
+            })
         await publisher.close()
 
         var configuration = WorkerConfiguration(amqp: amqpConfiguration, topology: topology)

@@ -10,9 +10,11 @@ import Testing
 struct WorkerEndpointTests {
     @Test func aWorkerServesMetricsHealthAndReadiness() async throws {
         try await WorkerFixture.with { fixture in
-            let environment = WorkerProcessEnvironment.make(fixture, extra: [
-                "HERALD_WORKER_METRICS_LISTEN": "127.0.0.1:0", "HERALD_WORKER_SENDER": "null", "HERALD_LOG_LEVEL": "info",
-            ])
+            let environment = WorkerProcessEnvironment.make(
+                fixture,
+                extra: [
+                    "HERALD_WORKER_METRICS_LISTEN": "127.0.0.1:0", "HERALD_WORKER_SENDER": "null", "HERALD_LOG_LEVEL": "info",
+                ])
             let worker = try HeraldProcess(["worker"], environment: environment, outputDirectory: WorkerProcessEnvironment.outputDirectory)
             var port = 0
             try await waitUntil("the worker's endpoint", timeout: .seconds(30)) {

@@ -26,7 +26,7 @@ extension ConnectionDriver {
                 )
             }
             return nil
-        } catch where error.code == .preconditionFailed && !passive {
+        } catch  where error.code == .preconditionFailed && !passive {
             // It exists with other settings; the broker closed the control channel. Use it as is.
             _ = try declareExchange(exchange, passive: true)
             return AMQPTopologyWarning(kind: .exchange, name: exchange.name, brokerMessage: error.message)
@@ -36,7 +36,7 @@ extension ConnectionDriver {
     func declareQueue(_ queue: AMQPQueue) throws(AMQPError) -> AMQPQueueState {
         do {
             return try queueDeclare(queue, passive: false)
-        } catch where error.code == .preconditionFailed {
+        } catch  where error.code == .preconditionFailed {
             // It exists with other arguments (406 closed the control channel): fall back to a
             // passive declare on a fresh channel and report it.
             var state = try queueDeclare(queue, passive: true)

@@ -1,5 +1,5 @@
-import DequeModule
 internal import CRabbitMQ
+import DequeModule
 import Foundation
 import Glibc
 import Logging

@@ -29,9 +29,10 @@ struct DeviceService: Sendable {
         let existing = try await storeCall { () async throws(StoreError) in try await store.devices.device(id: registration.deviceId, app: registration.app) }
         var replaceOthers = exclusive
         if let existing, !existing.users.isEmpty, !existing.users.contains(where: { $0.userId == registration.userId }) {
-            let sameInstallation = existing.token.map { stored in
-                ConstantTime.equals(stored, registration.token ?? "")
-            } ?? false
+            let sameInstallation =
+                existing.token.map { stored in
+                    ConstantTime.equals(stored, registration.token ?? "")
+                } ?? false
             if !sameInstallation { replaceOthers = true }
         }
         let replacing = replaceOthers

@@ -42,16 +42,17 @@ struct NotificationsResponse: ResponseGenerator, Sendable {
             "after": .int(after),
             "lastPosition": .int(lastPosition),
             "hasMore": .bool(hasMore),
-            "notifications": .array(notifications.map { item in
-                var fields: [String: JSONValue] = [
-                    "position": .int(item.position),
-                    // As Hummingbird's JSON encoder writes dates (ISO 8601, whole seconds, UTC).
-                    "createdAt": .string(item.createdAt.formatted(.iso8601)),
-                    "payload": item.payload,
-                ]
-                if let eventId = item.eventId { fields["eventId"] = .string(eventId) }
-                return .object(fields)
-            }),
+            "notifications": .array(
+                notifications.map { item in
+                    var fields: [String: JSONValue] = [
+                        "position": .int(item.position),
+                        // As Hummingbird's JSON encoder writes dates (ISO 8601, whole seconds, UTC).
+                        "createdAt": .string(item.createdAt.formatted(.iso8601)),
+                        "payload": item.payload,
+                    ]
+                    if let eventId = item.eventId { fields["eventId"] = .string(eventId) }
+                    return .object(fields)
+                }),
         ])
     }
 

@@ -34,7 +34,9 @@ public final class TokenBucketLimiter: Sendable {
             bucket.updated = now
             defer {
                 buckets[key] = bucket
-                if buckets.count > configuration.maxTrackedUsers { Self.evict(&buckets, now: now, rate: rate, burst: burst, limit: configuration.maxTrackedUsers) }
+                if buckets.count > configuration.maxTrackedUsers {
+                    Self.evict(&buckets, now: now, rate: rate, burst: burst, limit: configuration.maxTrackedUsers)
+                }
             }
             guard bucket.tokens >= 1 else {
                 return .milliseconds(Int64(((1 - bucket.tokens) / rate * 1000).rounded(.up)))

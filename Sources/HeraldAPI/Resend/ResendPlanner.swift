@@ -23,7 +23,8 @@ struct ResendPlanner: Sendable {
             return [try summary(missed: missed, after: after, device: device, token: token, userId: userId, catalog: catalog, now: now)]
         }
         return entries.compactMap { entry in
-            guard let payload = Self.payload(logged: entry.payload, deliveryKey: entry.deliveryKey, platform: device.platform, token: token, badge: unread) else {
+            guard let payload = Self.payload(logged: entry.payload, deliveryKey: entry.deliveryKey, platform: device.platform, token: token, badge: unread)
+            else {
                 return nil
             }
             return ResendPush(
@@ -47,7 +48,8 @@ struct ResendPlanner: Sendable {
             )
             return PushPayload(platform: .ios, profile: .legacy, json: json, apns: options, deliveryKey: deliveryKey, wasShortened: false)
         case .android:
-            return PushPayload(platform: .android, profile: .legacy, json: json.replacingFCMToken(with: token), apns: nil, deliveryKey: deliveryKey, wasShortened: false)
+            return PushPayload(
+                platform: .android, profile: .legacy, json: json.replacingFCMToken(with: token), apns: nil, deliveryKey: deliveryKey, wasShortened: false)
         }
     }
 
@@ -58,7 +60,8 @@ struct ResendPlanner: Sendable {
             id: configuration.summaryEventId, type: .notification, dateTime: EventTimestamp(date: now),
             filters: [], params: [EventParameter(name: "count", value: String(missed))]
         )
-        let rendered = (try? catalog?.render(event, culture: device.culture, platform: device.platform))
+        let rendered =
+            (try? catalog?.render(event, culture: device.culture, platform: device.platform))
             ?? Self.builtInSummary(missed: missed, eventId: event.id, culture: device.culture, platform: device.platform)
         let deliveryKey = DeliveryKey(
             messageKey: "herald.resend-summary:\(after):\(device.nextPosition)", deviceId: device.deviceId, userId: userId, app: device.app
@@ -66,7 +69,8 @@ struct ResendPlanner: Sendable {
         let target = PushTarget(platform: device.platform, token: token, userId: userId, app: device.app)
         let payload: PushPayload
         do {
-            payload = try PayloadBuilder(profile: configuration.payloadProfile).build(rendered, event: event, target: target, deliveryKey: deliveryKey, now: now)
+            payload = try PayloadBuilder(profile: configuration.payloadProfile).build(
+                rendered, event: event, target: target, deliveryKey: deliveryKey, now: now)
         } catch {
             throw APIError(.internalError, "internal error", underlying: error)
         }
@@ -77,7 +81,9 @@ struct ResendPlanner: Sendable {
     /// APNs `{"aps":{"badge":N}}` (an alert push without alert or sound: only the icon
     /// changes), FCM a data-only message `{"badge":"N","silent":"1"}`.
     static func badgePush(_ read: PropagatedRead, userId: String) -> ResendPush {
-        let key = DeliveryKey(messageKey: "herald.badge:\(read.state.position)", deviceId: read.deviceId, userId: userId, app: read.app == DeviceRepository.defaultApp ? nil : read.app)
+        let key = DeliveryKey(
+            messageKey: "herald.badge:\(read.state.position)", deviceId: read.deviceId, userId: userId,
+            app: read.app == DeviceRepository.defaultApp ? nil : read.app)
         let payload: PushPayload
         switch read.platform {
         case .ios:
@@ -88,11 +94,13 @@ struct ResendPlanner: Sendable {
         case .android:
             payload = PushPayload(
                 platform: .android, profile: .modern,
-                json: .object(["message": .object([
-                    "token": .string(read.token),
-                    "data": .object(["badge": .string(String(read.state.unread)), "silent": .string("1")]),
-                    "android": .object(["priority": .string("NORMAL")]),
-                ])]),
+                json: .object([
+                    "message": .object([
+                        "token": .string(read.token),
+                        "data": .object(["badge": .string(String(read.state.unread)), "silent": .string("1")]),
+                        "android": .object(["priority": .string("NORMAL")]),
+                    ])
+                ]),
                 apns: nil, deliveryKey: key, wasShortened: false
             )
         }
@@ -105,7 +113,8 @@ struct ResendPlanner: Sendable {
 
     static func builtInSummary(missed: Int, eventId: String, culture: String, platform: Platform) -> RenderedNotification {
         let russian = culture.lowercased().hasPrefix("ru")
-        let body = russian
+        let body =
+            russian
             ? "Пропущено уведомлений: \(missed). Откройте приложение, чтобы посмотреть их."
             : "You missed \(missed) notifications. Open the app to see them."
         return RenderedNotification(

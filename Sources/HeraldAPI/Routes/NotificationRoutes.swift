@@ -43,9 +43,11 @@ struct NotificationRoutes: Sendable {
         guard position <= device.nextPosition - 1 else {
             throw APIError(.invalidParameter, "position \(position) is after the device's last notification (\(device.nextPosition - 1))")
         }
-        let before = badgeSync ? try await storeCall { () async throws(StoreError) in
-            try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.position
-        } : nil
+        let before =
+            badgeSync
+            ? try await storeCall { () async throws(StoreError) in
+                try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.position
+            } : nil
         let state = try await markRead(deviceId: deviceId, app: app, userId: identity.userId, position: position)
         if let before { await syncBadges(deviceId: deviceId, app: app, userId: identity.userId, after: before, upTo: state.position) }
         return JSONResponse(json: .object(["deviceId": .string(deviceId), "position": .int(state.position), "unread": .int(state.unread)]))
@@ -91,9 +93,11 @@ struct NotificationRoutes: Sendable {
         let lastPosition = max(0, device.nextPosition - 1)
         if request.uri.queryParameters.get("markRead") == "true" {
             let upTo = entries.count > limit ? (page.last?.position ?? after) : lastPosition
-            let before = badgeSync ? try await storeCall { () async throws(StoreError) in
-                try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.position
-            } : nil
+            let before =
+                badgeSync
+                ? try await storeCall { () async throws(StoreError) in
+                    try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.position
+                } : nil
             let state = try await markRead(deviceId: deviceId, app: app, userId: identity.userId, position: upTo)
             if let before { await syncBadges(deviceId: deviceId, app: app, userId: identity.userId, after: before, upTo: state.position) }
         }
@@ -120,13 +124,20 @@ struct NotificationRoutes: Sendable {
             try await store.notificationLog.count(deviceId: deviceId, app: app, after: after, visibleTo: identity.userId)
         }
         let summarize = missed > planner.configuration.summaryThreshold
-        let entries = summarize || missed == 0 ? [] : try await storeCall { () async throws(StoreError) in
-            try await store.notificationLog.entries(deviceId: deviceId, app: app, after: after, limit: planner.configuration.maxEntries, visibleTo: identity.userId)
-        }
+        let entries =
+            summarize || missed == 0
+            ? []
+            : try await storeCall { () async throws(StoreError) in
+                try await store.notificationLog.entries(
+                    deviceId: deviceId, app: app, after: after, limit: planner.configuration.maxEntries, visibleTo: identity.userId)
+            }
         let catalog = summarize ? try? await store.templateCache.catalog() : nil
-        let unread = entries.isEmpty ? nil : try await storeCall { () async throws(StoreError) in
-            try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.unread
-        }
+        let unread =
+            entries.isEmpty
+            ? nil
+            : try await storeCall { () async throws(StoreError) in
+                try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.unread
+            }
         let pushes = try planner.pushes(
             for: entries, missed: missed, after: after, device: device, token: token, userId: identity.userId, catalog: catalog, now: now(),
             unread: unread

@@ -29,8 +29,9 @@ struct SettingsRoutes: Sendable {
         guard enabled != nil || muted != nil else {
             throw APIError(.missingField, "give 'pushesEnabled', 'mutedTags' or both")
         }
-        return SettingsResponse(try await storeCall { () async throws(StoreError) in
-            try await store.settings.update(userId: identity.userId, pushesEnabled: enabled, mutedTags: muted)
-        })
+        return SettingsResponse(
+            try await storeCall { () async throws(StoreError) in
+                try await store.settings.update(userId: identity.userId, pushesEnabled: enabled, mutedTags: muted)
+            })
     }
 }

@@ -43,7 +43,8 @@ public enum APIServer {
             logger: dependencies.logger, now: dependencies.now, badgeSync: configuration.badgeSync
         ).register(on: v1)
         if let admin = configuration.admin {
-            let operators = router.group("v1/admin").add(middleware: AdminAuthenticationMiddleware(token: admin.token, authenticator: dependencies.authenticator))
+            let operators = router.group("v1/admin").add(
+                middleware: AdminAuthenticationMiddleware(token: admin.token, authenticator: dependencies.authenticator))
             AdminRoutes(store: dependencies.store, configuration: admin, now: dependencies.now).register(on: operators)
         }
         // Last: it only wraps the not-found responder, and needs every route.

@@ -9,7 +9,8 @@ public enum DecodingNote: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .unknownFilter(let name, let field): "unknown filter name \(String(reflecting: String(name.prefix(64)))) at \(field) kept but not used for selection"
+        case .unknownFilter(let name, let field):
+            "unknown filter name \(String(reflecting: String(name.prefix(64)))) at \(field) kept but not used for selection"
         case .ignoredField(let field): "unknown field \(field) ignored"
         }
     }

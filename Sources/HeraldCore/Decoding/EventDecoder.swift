@@ -48,10 +48,12 @@ public struct EventDecoder: Sendable {
             throw EventDecodingError(code: .unsupportedEncoding, field: "document", reason: "UTF-16/UTF-32 byte order mark; send UTF-8", offset: 0)
         }
         if let nul = bytes.prefix(4).firstIndex(of: 0) {
-            throw EventDecodingError(code: .unsupportedEncoding, field: "document", reason: "NUL byte near the start: UTF-16/UTF-32 or binary data; send UTF-8", offset: nul)
+            throw EventDecodingError(
+                code: .unsupportedEncoding, field: "document", reason: "NUL byte near the start: UTF-16/UTF-32 or binary data; send UTF-8", offset: nul)
         }
         if let contentType, let charset = charset(of: contentType),
-           !["utf-8", "utf8", "us-ascii"].contains(where: { charset.asciiCaseInsensitiveEquals($0) }) {
+            !["utf-8", "utf8", "us-ascii"].contains(where: { charset.asciiCaseInsensitiveEquals($0) })
+        {
             throw EventDecodingError(code: .unsupportedEncoding, field: "content-type", reason: "charset \(charset.prefix(32)) is not supported; send UTF-8")
         }
         if let bad = UTF8Validator.firstInvalidOffset(bytes) {

@@ -13,9 +13,7 @@ public enum EventFormat: String, Sendable, Codable, Hashable, CustomStringConver
         case "application/xml", "text/xml": self = .xml
         case "application/json", "text/json": self = .json
         default:
-            if mime.hasSuffix("+xml") { self = .xml }
-            else if mime.hasSuffix("+json") { self = .json }
-            else { return nil }
+            if mime.hasSuffix("+xml") { self = .xml } else if mime.hasSuffix("+json") { self = .json } else { return nil }
         }
     }
 }

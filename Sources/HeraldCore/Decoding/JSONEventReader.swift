@@ -49,7 +49,9 @@ enum JSONEventReader {
     }
 
     /// Members keyed by lowercased name, keeping the spelling used; a case-only duplicate throws.
-    private static func caseInsensitive(_ members: [String: JSONValue], path: String, assembler a: EventAssembler) throws(EventDecodingError) -> [String: (String, JSONValue)] {
+    private static func caseInsensitive(
+        _ members: [String: JSONValue], path: String, assembler a: EventAssembler
+    ) throws(EventDecodingError) -> [String: (String, JSONValue)] {
         var out: [String: (String, JSONValue)] = [:]
         for (name, value) in members {
             let key = name.asciiLowercased
@@ -81,7 +83,9 @@ enum JSONEventReader {
         }
     }
 
-    private static func nameValue(_ item: JSONValue, field: String, nameRequired: Bool, assembler a: EventAssembler) throws(EventDecodingError) -> (String, String, [String]) {
+    private static func nameValue(
+        _ item: JSONValue, field: String, nameRequired: Bool, assembler a: EventAssembler
+    ) throws(EventDecodingError) -> (String, String, [String]) {
         guard case .object(let members) = item else { throw a.error(.wrongType, field, "must be an object with Name and Value, not \(item.kindName)") }
         // Two known keys: a linear scan, no dictionary of lowercased keys (this runs per filter).
         var name: (String, JSONValue)?

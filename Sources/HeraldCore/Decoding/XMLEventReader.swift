@@ -9,15 +9,17 @@ enum XMLEventReader {
         do {
             root = try XMLReader.parse(bytes, limits: .init(maxDepth: limits.maxDepth))
         } catch {
-            let code: EventDecodingError.Code = switch error.kind {
-            case .syntax: .malformedDocument
-            case .forbidden: .forbiddenConstruct
-            case .depth: .limitExceeded
-            case .encoding: .unsupportedEncoding
-            }
+            let code: EventDecodingError.Code =
+                switch error.kind {
+                case .syntax: .malformedDocument
+                case .forbidden: .forbiddenConstruct
+                case .depth: .limitExceeded
+                case .encoding: .unsupportedEncoding
+                }
             // Name the innermost field that was open (below the root), if any.
             let field = error.openElements.count > 1 ? error.openElements.dropFirst().joined(separator: "/") : "document"
-            throw EventDecodingError(code: code, field: field, reason: "\(error.reason) (\(position(of: error.offset, in: bytes)))", format: .xml, offset: error.offset)
+            throw EventDecodingError(
+                code: code, field: field, reason: "\(error.reason) (\(position(of: error.offset, in: bytes)))", format: .xml, offset: error.offset)
         }
         var a = EventAssembler(format: .xml, limits: limits)
         guard root.name.asciiCaseInsensitiveEquals("PushNotification") else {
@@ -56,7 +58,7 @@ enum XMLEventReader {
                     }
                     try a.addFilter(name: name, value: value, field: "EventFilters/Filter[\(n)]", offset: filter.offset)
                 }
-            default: // eventparams
+            default:  // eventparams
                 var index = 0
                 for param in child.children {
                     guard param.name.asciiCaseInsensitiveEquals("EventParam") else {

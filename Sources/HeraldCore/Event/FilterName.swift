@@ -7,7 +7,8 @@ public struct FilterName: RawRepresentable, Sendable, Codable, Hashable, CustomS
     /// Known names are normalised to their canonical spelling ("userid" → "UserId").
     public init(rawValue: String) {
         if let known = FilterName.known.first(where: { $0.rawValue == rawValue })
-            ?? FilterName.known.first(where: { $0.rawValue.asciiCaseInsensitiveEquals(rawValue) }) {
+            ?? FilterName.known.first(where: { $0.rawValue.asciiCaseInsensitiveEquals(rawValue) })
+        {
             self = known
         } else {
             self.rawValue = rawValue

@@ -70,14 +70,16 @@ public struct PayloadBuilder: Sendable {
         position: Int64? = nil
     ) throws(PayloadError) -> PushPayload {
         guard notification.platform == target.platform else {
-            throw PayloadError(code: .platformMismatch, eventId: event.id, platform: target.platform, reason: "notification rendered for \(notification.platform)")
+            throw PayloadError(
+                code: .platformMismatch, eventId: event.id, platform: target.platform, reason: "notification rendered for \(notification.platform)")
         }
         let metadata = notification.metadata
         let expiration = metadata.timeToLiveSeconds.map { Int(now.timeIntervalSince1970.rounded(.down)) + $0 }
         let legacyBadge = self.legacyBadge ? badge : nil
         switch (target.platform, profile) {
         case (.ios, .legacy):
-            let options = APNsRequestOptions(pushType: .alert, priority: metadata.priority == .high ? 10 : 5, expiration: expiration, collapseId: deliveryKey.rawValue)
+            let options = APNsRequestOptions(
+                pushType: .alert, priority: metadata.priority == .high ? 10 : 5, expiration: expiration, collapseId: deliveryKey.rawValue)
             let fast = LegacyPayloadWriter.ios(body: notification.body, event: event, userId: target.userId, badge: legacyBadge)
             if fast.countedSize <= limits.apnsMaxBytes {
                 return PushPayload(platform: .ios, profile: .legacy, body: fast.bytes, apns: options, deliveryKey: deliveryKey, wasShortened: false)
@@ -113,7 +115,10 @@ public struct PayloadBuilder: Sendable {
                 ]
                 if let legacyBadge { fields["badge"] = .string(String(legacyBadge)) }
                 let data = JSONValue.object(fields)
-                return (fcmMessage(token: target.token, data: data, notification: nil, metadata: metadata, deliveryKey: deliveryKey, soundInNotification: false), data.serializedByteCount)
+                return (
+                    fcmMessage(token: target.token, data: data, notification: nil, metadata: metadata, deliveryKey: deliveryKey, soundInNotification: false),
+                    data.serializedByteCount
+                )
             }
             return PushPayload(platform: .android, profile: .legacy, json: json, apns: nil, deliveryKey: deliveryKey, wasShortened: shortened)
 
@@ -157,7 +162,8 @@ public struct PayloadBuilder: Sendable {
                 let json = JSONValue.object(all)
                 return (json, json.serializedByteCount)
             }
-            let options = APNsRequestOptions(pushType: .alert, priority: metadata.priority == .high ? 10 : 5, expiration: expiration, collapseId: deliveryKey.rawValue)
+            let options = APNsRequestOptions(
+                pushType: .alert, priority: metadata.priority == .high ? 10 : 5, expiration: expiration, collapseId: deliveryKey.rawValue)
             return PushPayload(platform: .ios, profile: .modern, json: json, apns: options, deliveryKey: deliveryKey, wasShortened: shortened)
 
         case (.android, .modern):
@@ -177,7 +183,9 @@ public struct PayloadBuilder: Sendable {
             if dataOnly {
                 let size = dataValue.serializedByteCount
                 guard size <= limits.fcmMaxBytes else { throw tooLarge(event, .android, size, limits.fcmMaxBytes) }
-                let json = fcmMessage(token: target.token, data: dataValue, notification: nil, metadata: metadata, deliveryKey: deliveryKey, soundInNotification: false, silent: notification.isSilent)
+                let json = fcmMessage(
+                    token: target.token, data: dataValue, notification: nil, metadata: metadata, deliveryKey: deliveryKey, soundInNotification: false,
+                    silent: notification.isSilent)
                 return PushPayload(platform: .android, profile: .modern, json: json, apns: nil, deliveryKey: deliveryKey, wasShortened: false)
             }
             let dataSize = dataValue.serializedByteCount
@@ -185,7 +193,11 @@ public struct PayloadBuilder: Sendable {
                 var fields: [String: JSONValue] = ["body": .string(body)]
                 if !notification.title.isEmpty { fields["title"] = .string(notification.title) }
                 let note = JSONValue.object(fields)
-                return (fcmMessage(token: target.token, data: dataValue, notification: note, metadata: metadata, deliveryKey: deliveryKey, soundInNotification: true), dataSize + note.serializedByteCount)
+                return (
+                    fcmMessage(
+                        token: target.token, data: dataValue, notification: note, metadata: metadata, deliveryKey: deliveryKey, soundInNotification: true),
+                    dataSize + note.serializedByteCount
+                )
             }
             return PushPayload(platform: .android, profile: .modern, json: json, apns: nil, deliveryKey: deliveryKey, wasShortened: shortened)
         }
@@ -247,7 +259,8 @@ public struct PayloadBuilder: Sendable {
         }
         guard let best else {
             let (_, minimum) = make("…")
-            throw PayloadError(code: .tooLarge, eventId: event.id, platform: platform, reason: "\(minimum) bytes with the body shortened to \"…\", over the limit of \(limit)")
+            throw PayloadError(
+                code: .tooLarge, eventId: event.id, platform: platform, reason: "\(minimum) bytes with the body shortened to \"…\", over the limit of \(limit)")
         }
         return (best, true)
     }

@@ -97,7 +97,8 @@ struct XMLReader {
                     guard open.name == name else {
                         throw SyntaxError(
                             offset: start,
-                            reason: "<\(open.name.prefix(64))> opened at \(XMLReader.position(of: open.offset, in: bytes)) is not closed before </\(name.prefix(64))>"
+                            reason:
+                                "<\(open.name.prefix(64))> opened at \(XMLReader.position(of: open.offset, in: bytes)) is not closed before </\(name.prefix(64))>"
                         )
                     }
                     let frame = stack.removeLast()
@@ -309,7 +310,8 @@ struct XMLReader {
                 value = value * radix + v
                 if value > 0x10FFFF { throw SyntaxError(offset: start, reason: "character reference out of range") }
             }
-            let legal = value == 0x9 || value == 0xA || value == 0xD || (0x20...0xD7FF).contains(value)
+            let legal =
+                value == 0x9 || value == 0xA || value == 0xD || (0x20...0xD7FF).contains(value)
                 || (0xE000...0xFFFD).contains(value) || (0x10000...0x10FFFF).contains(value)
             guard legal else { throw SyntaxError(offset: start, reason: "character reference to a character not allowed in XML") }
             appendUTF8(value, to: &out)

@@ -60,16 +60,19 @@ public enum EventMetadataFile {
             switch fields["ttlSeconds"] {
             case nil, .null?: ttl = nil
             case .number(let n)?:
-                guard let v = Int(n), v >= 0, v <= 28 * 86_400 else { throw fail("\(path).ttlSeconds", "must be a whole number of seconds from 0 to 2419200 (28 days)") }
+                guard let v = Int(n), v >= 0, v <= 28 * 86_400 else {
+                    throw fail("\(path).ttlSeconds", "must be a whole number of seconds from 0 to 2419200 (28 days)")
+                }
                 ttl = v
             case let other?: throw fail("\(path).ttlSeconds", "must be a number or null, not \(other.kindName)")
             }
-            result.append(EventMetadata(
-                eventId: eventId, tag: try optionalString("tag"), category: try optionalString("category"),
-                targetScreen: try optionalString("targetScreen").map(TargetScreen.init(rawValue:)), priority: priority,
-                sound: try optionalString("sound"), isPrivate: try requiredBool("private"), isSilent: try requiredBool("silent"),
-                timeToLiveSeconds: ttl
-            ))
+            result.append(
+                EventMetadata(
+                    eventId: eventId, tag: try optionalString("tag"), category: try optionalString("category"),
+                    targetScreen: try optionalString("targetScreen").map(TargetScreen.init(rawValue:)), priority: priority,
+                    sound: try optionalString("sound"), isPrivate: try requiredBool("private"), isSilent: try requiredBool("silent"),
+                    timeToLiveSeconds: ttl
+                ))
         }
         return result
     }

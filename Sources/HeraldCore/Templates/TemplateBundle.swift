@@ -25,14 +25,20 @@ public enum TemplateBundle {
                 if entry.name.hasSuffix(titleSuffix) {
                     let eventId = String(entry.name.dropLast(titleSuffix.count))
                     if byName[eventId] == nil {
-                        throw TemplateError(code: .invalidResource, eventId: eventId, source: "\(source.fileName): \(entry.name)", reason: "a title without a body resource \(eventId)")
+                        throw TemplateError(
+                            code: .invalidResource, eventId: eventId, source: "\(source.fileName): \(entry.name)",
+                            reason: "a title without a body resource \(eventId)")
                     }
                     continue
                 }
-                templates.append(Template(
-                    eventId: entry.name, culture: name.culture, platform: name.platform, title: byName[entry.name + titleSuffix] ?? defaultTitle, body: entry.value,
-                    metadata: metadataByEvent[entry.name.asciiLowercased].map { var m = $0; m.eventId = entry.name; return m } ?? .defaults(for: entry.name)
-                ))
+                templates.append(
+                    Template(
+                        eventId: entry.name, culture: name.culture, platform: name.platform, title: byName[entry.name + titleSuffix] ?? defaultTitle,
+                        body: entry.value,
+                        metadata: metadataByEvent[entry.name.asciiLowercased].map {
+                            var m = $0; m.eventId = entry.name; return m
+                        } ?? .defaults(for: entry.name)
+                    ))
             }
         }
         return templates

@@ -24,9 +24,14 @@ public struct TemplateFileName: Sendable, Hashable {
         }
         let culture = String(parts[1])
         let subtags = culture.split(separator: "-", omittingEmptySubsequences: false)
-        let valid = !subtags.isEmpty && subtags.allSatisfy { tag in
-            (1...8).contains(tag.count) && tag.utf8.allSatisfy { ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }
-        } && (2...3).contains(subtags[0].count)
+        let valid =
+            !subtags.isEmpty
+            && subtags.allSatisfy { tag in
+                (1...8).contains(tag.count)
+                    && tag.utf8.allSatisfy {
+                        ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
+                    }
+            } && (2...3).contains(subtags[0].count)
         guard valid else {
             throw TemplateError(code: .invalidFileName, source: fileName, reason: "\(culture.prefix(32)) is not a culture name such as ru-RU")
         }

@@ -48,7 +48,8 @@ public struct TextTemplate: Sendable, Hashable, Codable, CustomStringConvertible
                 }
                 let text = String(decoding: bytes[i...close], as: UTF8.self)
                 guard !inner.isEmpty, inner.count <= 4, inner.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-                    let why = inner.contains(UInt8(ascii: ":")) || inner.contains(UInt8(ascii: ","))
+                    let why =
+                        inner.contains(UInt8(ascii: ":")) || inner.contains(UInt8(ascii: ","))
                         ? "format and alignment components are not supported" : "placeholders are {0}, {1}, …"
                     throw TemplateError(code: .unknownPlaceholder, reason: "unknown placeholder \(text.prefix(40)): \(why)")
                 }

@@ -103,7 +103,8 @@ public struct APNsConfiguration: Sendable {
         do {
             try http.validate()
         } catch let error as HTTPClientError {
-            throw SenderConfigurationError(.fileMissing, file: error.file, problem: "APNs HTTP client: \(error.detail ?? error.description)", underlying: error.description)
+            throw SenderConfigurationError(
+                .fileMissing, file: error.file, problem: "APNs HTTP client: \(error.detail ?? error.description)", underlying: error.description)
         } catch {
             throw SenderConfigurationError(.invalidValue, problem: "APNs HTTP client: \(error)")
         }
@@ -153,7 +154,7 @@ public struct APNsConfiguration: Sendable {
     static func checkURL(_ url: String, field: String) throws(SenderConfigurationError) {
         let lower = url.lowercased()
         guard lower.hasPrefix("https://") || lower.hasPrefix("http://"),
-              let parsed = URL(string: url), parsed.host != nil, parsed.path.isEmpty || parsed.path == "/", parsed.query == nil
+            let parsed = URL(string: url), parsed.host != nil, parsed.path.isEmpty || parsed.path == "/", parsed.query == nil
         else {
             throw SenderConfigurationError(.invalidValue, field: field, problem: "'\(url.prefix(200))' is not a base URL such as https://host:port")
         }

@@ -1,6 +1,6 @@
 import Foundation
-import HeraldCore
 import HTTPTypes
+import HeraldCore
 import HeraldHTTP
 
 /// Turns an APNs answer into a ``DeliveryOutcome`` — the one place that reads Apple's statuses
@@ -42,8 +42,8 @@ enum APNsResponseClassifier {
     /// The `reason` of an APNs error body, if it has one.
     static func reason(in body: [UInt8]) -> APNsReason? {
         guard !body.isEmpty,
-              let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-              let reason = object["reason"] as? String, !reason.isEmpty
+            let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+            let reason = object["reason"] as? String, !reason.isEmpty
         else { return nil }
         return APNsReason(String(reason.prefix(100)))
     }

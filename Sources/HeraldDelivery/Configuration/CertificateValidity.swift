@@ -36,14 +36,16 @@ enum CertificateValidity {
                 }
             } else {
                 guard !CredentialFile.isEncryptedKey(keyText) else {
-                    throw SenderConfigurationError(.encryptedKey, file: keyFile, problem: "the private key is encrypted but no password is configured (apns.cert_password)")
+                    throw SenderConfigurationError(
+                        .encryptedKey, file: keyFile, problem: "the private key is encrypted but no password is configured (apns.cert_password)")
                 }
                 _ = try NIOSSLPrivateKey(bytes: Array(keyText.utf8), format: .pem)
             }
         } catch let error as SenderConfigurationError {
             throw error
         } catch {
-            throw SenderConfigurationError(.wrongKeyType, file: keyFile, problem: "the private key cannot be read (wrong password, or not a PEM private key)", underlying: "\(error)")
+            throw SenderConfigurationError(
+                .wrongKeyType, file: keyFile, problem: "the private key cannot be read (wrong password, or not a PEM private key)", underlying: "\(error)")
         }
         return notAfter
     }

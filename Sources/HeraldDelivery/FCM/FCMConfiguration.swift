@@ -31,7 +31,8 @@ public struct FCMConfiguration: Sendable {
     }
 
     /// One project per service-account file, default first.
-    public static func serviceAccounts(_ files: [String], baseURL: String? = nil, http: HTTPClientConfiguration = HTTPClientConfiguration()) -> FCMConfiguration {
+    public static func serviceAccounts(_ files: [String], baseURL: String? = nil, http: HTTPClientConfiguration = HTTPClientConfiguration()) -> FCMConfiguration
+    {
         FCMConfiguration(projects: files.map { FCMProject(serviceAccountFile: $0) }, baseURL: baseURL, http: http)
     }
 
@@ -62,7 +63,8 @@ public struct FCMConfiguration: Sendable {
         do {
             try http.validate()
         } catch let error as HTTPClientError {
-            throw SenderConfigurationError(.fileMissing, file: error.file, problem: "FCM HTTP client: \(error.detail ?? error.description)", underlying: error.description)
+            throw SenderConfigurationError(
+                .fileMissing, file: error.file, problem: "FCM HTTP client: \(error.detail ?? error.description)", underlying: error.description)
         } catch {
             throw SenderConfigurationError(.invalidValue, problem: "FCM HTTP client: \(error)")
         }

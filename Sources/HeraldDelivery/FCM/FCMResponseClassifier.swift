@@ -1,6 +1,6 @@
 import Foundation
-import HeraldCore
 import HTTPTypes
+import HeraldCore
 import HeraldHTTP
 
 /// Turns an FCM HTTP v1 answer into a ``DeliveryOutcome`` — the one place that reads Google's
@@ -47,8 +47,8 @@ enum FCMResponseClassifier {
     /// The FcmError `errorCode` of an error body, else its `status`.
     static func errorCode(in body: [UInt8]) -> FCMErrorCode? {
         guard !body.isEmpty,
-              let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-              let error = object["error"] as? [String: Any]
+            let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+            let error = object["error"] as? [String: Any]
         else { return nil }
         if let details = error["details"] as? [[String: Any]] {
             for detail in details {

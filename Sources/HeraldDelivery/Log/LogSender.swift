@@ -102,7 +102,7 @@ public actor LogSender: PushSender {
         var keys: Set<String> = []
         for line in data.split(separator: 0x0A) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-                  let key = object["delivery_key"] as? String
+                let key = object["delivery_key"] as? String
             else { continue }
             keys.insert(key)
         }

@@ -28,7 +28,8 @@ public struct APNsSigningKey: Sendable {
     /// A key from PEM text already in memory (`file` is only used in messages).
     public init(pem: String, keyID: String, teamID: String, file: String = "<memory>") throws(SenderConfigurationError) {
         guard !CredentialFile.isEncryptedKey(pem) else {
-            throw SenderConfigurationError(.encryptedKey, file: file, problem: "the APNs signing key is encrypted; use the .p8 file exactly as Apple's portal gave it")
+            throw SenderConfigurationError(
+                .encryptedKey, file: file, problem: "the APNs signing key is encrypted; use the .p8 file exactly as Apple's portal gave it")
         }
         guard pem.contains("PRIVATE KEY-----") else {
             throw SenderConfigurationError(
@@ -52,7 +53,9 @@ public struct APNsSigningKey: Sendable {
 
     /// Apple's key ids and team ids are 10 characters, upper-case letters and digits.
     static func checkIdentifier(_ value: String, field: String, file: String) throws(SenderConfigurationError) {
-        let valid = value.utf8.count == 10 && value.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        let valid =
+            value.utf8.count == 10
+            && value.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
         guard valid else {
             let shown = value.count <= 32 ? "'\(value)'" : "a \(value.count)-character value"
             throw SenderConfigurationError(

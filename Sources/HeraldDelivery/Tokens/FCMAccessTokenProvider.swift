@@ -1,6 +1,6 @@
 import Foundation
-import HeraldCore
 import HTTPTypes
+import HeraldCore
 import HeraldHTTP
 import JWTKit
 import Logging
@@ -131,7 +131,8 @@ public actor FCMAccessTokenProvider {
                 "OAuth2 token exchange refused",
                 metadata: [LogKey.project: "\(account.projectID)", LogKey.status: "\(response.status.code)", LogKey.error: "\(code)"]
             )
-            throw FCMAccessTokenError(.refused, tokenURI: account.tokenURI, status: response.status.code, detail: [code, description].compactMap { $0 }.joined(separator: ": "))
+            throw FCMAccessTokenError(
+                .refused, tokenURI: account.tokenURI, status: response.status.code, detail: [code, description].compactMap { $0 }.joined(separator: ": "))
         }
         guard let token = object?["access_token"] as? String, !token.isEmpty else {
             throw FCMAccessTokenError(.invalidResponse, tokenURI: account.tokenURI, status: response.status.code, detail: "no access_token in the answer")

@@ -57,7 +57,8 @@ public struct FCMServiceAccount: Sendable {
         func field(_ name: String) throws(SenderConfigurationError) -> String {
             guard let value = object[name] as? String, !value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
                 let problem = object[name] == nil ? "missing field \(name)" : "field \(name) is empty or not a string"
-                throw SenderConfigurationError(.missingField, file: file, field: name, problem: problem + " (the file is truncated or not a service-account key)")
+                throw SenderConfigurationError(
+                    .missingField, file: file, field: name, problem: problem + " (the file is truncated or not a service-account key)")
             }
             return value
         }

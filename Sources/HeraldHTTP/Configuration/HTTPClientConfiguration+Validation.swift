@@ -1,5 +1,5 @@
-import Foundation
 internal import CCurl
+import Foundation
 
 extension HTTPClientConfiguration {
     /// Checks values and files before any request is made.

@@ -1,6 +1,6 @@
+internal import CCurl
 import DequeModule
 import Foundation
-internal import CCurl
 import Logging
 import Synchronization
 

@@ -1,7 +1,8 @@
 internal import CCurl
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The only state shared between callers and the driver thread, all of it behind one lock:

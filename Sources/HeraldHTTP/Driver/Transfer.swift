@@ -52,17 +52,21 @@ final class Transfer {
         let configuration = resolved.configuration
         try easy.set(CURLOPT_NOSIGNAL, true)
         try easy.attachErrorBuffer()
-        try easy.set(CURLOPT_WRITEFUNCTION, callback: { buffer, size, count, userdata in
-            guard let buffer, let userdata else { return 0 }
-            let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
-            return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
-        })
-        try easy.set(CURLOPT_HEADERFUNCTION, callback: { buffer, size, count, userdata in
-            guard let buffer, let userdata else { return 0 }
-            let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
-            transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count))
-            return size * count
-        })
+        try easy.set(
+            CURLOPT_WRITEFUNCTION,
+            callback: { buffer, size, count, userdata in
+                guard let buffer, let userdata else { return 0 }
+                let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+                return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
+            })
+        try easy.set(
+            CURLOPT_HEADERFUNCTION,
+            callback: { buffer, size, count, userdata in
+                guard let buffer, let userdata else { return 0 }
+                let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+                transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count))
+                return size * count
+            })
 
         switch configuration.httpVersion.kind {
         case .http2TLS: try easy.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))

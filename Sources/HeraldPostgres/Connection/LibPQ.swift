@@ -1,5 +1,5 @@
-import Foundation
 internal import CLibPQ
+import Foundation
 
 /// The one funnel that turns libpq's return values into ``PostgresError``s, reading the
 /// library's own message immediately (before any other libpq call can replace it), and that

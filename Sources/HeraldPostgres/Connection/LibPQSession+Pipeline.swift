@@ -1,9 +1,9 @@
 internal import CLibPQ
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension LibPQSession {

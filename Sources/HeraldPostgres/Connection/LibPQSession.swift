@@ -1,11 +1,11 @@
+internal import CLibPQ
 import Foundation
 import Logging
-internal import CLibPQ
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The sole owner of one `PGconn*`: connects, reconnects with backoff, prepares and caches

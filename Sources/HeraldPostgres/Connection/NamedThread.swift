@@ -2,9 +2,9 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Starts the dedicated OS threads of HeraldPostgres, named `herald-pg-<n>` (visible in
@@ -36,13 +36,13 @@ enum NamedThread {
 
     private static func nameCurrentThread(_ name: String) {
         #if os(Linux)
-        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
-        guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
-        var bytes = Array(name.utf8.prefix(15))
-        _ = write(descriptor, &bytes, bytes.count)
+            let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+            guard descriptor >= 0 else { return }
+            defer { close(descriptor) }
+            var bytes = Array(name.utf8.prefix(15))
+            _ = write(descriptor, &bytes, bytes.count)
         #else
-        Thread.current.name = name
+            Thread.current.name = name
         #endif
     }
 }

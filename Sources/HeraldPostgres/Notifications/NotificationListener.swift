@@ -1,12 +1,12 @@
+internal import CLibPQ
 import Foundation
 import Logging
 import Synchronization
-internal import CLibPQ
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The thread behind ``PostgresNotifications``: owns one `PGconn*` (freed once, on this

@@ -45,7 +45,8 @@ extension Optional: PostgresArrayElement where Wrapped == String {
     public static var postgresArrayDataType: PostgresDataType { .textArray }
 
     public static func postgresArrayValue(_ elements: [String?]) -> PostgresValue {
-        PostgresBinaryCodec.array(elements, elementType: .text, arrayType: .textArray, byteCount: { $0?.utf8.count }, append: { $0.append(contentsOf: $1!.utf8) })
+        PostgresBinaryCodec.array(
+            elements, elementType: .text, arrayType: .textArray, byteCount: { $0?.utf8.count }, append: { $0.append(contentsOf: $1!.utf8) })
     }
 
     public static func decodePostgresArray(from cell: PostgresCell) throws(PostgresError) -> [String?] {
@@ -58,7 +59,8 @@ extension Int: PostgresArrayElement {
     public static var postgresArrayDataType: PostgresDataType { .int8Array }
 
     public static func postgresArrayValue(_ elements: [Int]) -> PostgresValue {
-        PostgresBinaryCodec.array(elements, elementType: .int8, arrayType: .int8Array, byteCount: { _ in 8 }, append: { PostgresBinaryCodec.appendInt64(&$0, Int64($1)) })
+        PostgresBinaryCodec.array(
+            elements, elementType: .int8, arrayType: .int8Array, byteCount: { _ in 8 }, append: { PostgresBinaryCodec.appendInt64(&$0, Int64($1)) })
     }
 
     public static func decodePostgresArray(from cell: PostgresCell) throws(PostgresError) -> [Int] {
@@ -77,9 +79,11 @@ extension UUID: PostgresArrayElement {
     public static var postgresArrayDataType: PostgresDataType { .uuidArray }
 
     public static func postgresArrayValue(_ elements: [UUID]) -> PostgresValue {
-        PostgresBinaryCodec.array(elements, elementType: .uuid, arrayType: .uuidArray, byteCount: { _ in 16 }, append: { out, uuid in
-            withUnsafeBytes(of: uuid.uuid) { out.append(contentsOf: $0) }
-        })
+        PostgresBinaryCodec.array(
+            elements, elementType: .uuid, arrayType: .uuidArray, byteCount: { _ in 16 },
+            append: { out, uuid in
+                withUnsafeBytes(of: uuid.uuid) { out.append(contentsOf: $0) }
+            })
     }
 
     public static func decodePostgresArray(from cell: PostgresCell) throws(PostgresError) -> [UUID] {

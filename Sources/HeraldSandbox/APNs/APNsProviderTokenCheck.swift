@@ -49,7 +49,10 @@ final class APNsProviderTokenCheck: Sendable {
     private let state = Mutex(State())
     private let keyAdded = Mutex(false)
 
-    init(keyID: String, teamID: String, publicKey: ES256PublicKey, lifetime: TimeInterval = 3600, updateInterval: TimeInterval = 20 * 60, allowedSkew: TimeInterval = 60) {
+    init(
+        keyID: String, teamID: String, publicKey: ES256PublicKey, lifetime: TimeInterval = 3600, updateInterval: TimeInterval = 20 * 60,
+        allowedSkew: TimeInterval = 60
+    ) {
         self.keyID = keyID
         self.teamID = teamID
         self.publicKey = publicKey
@@ -133,8 +136,8 @@ final class APNsProviderTokenCheck: Sendable {
     private func issuedAt(ofValid token: String) async -> Int? {
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3, let headerBytes = Base64URL.decode(String(segments[0])),
-              let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
-              header["alg"] as? String == "ES256", header["kid"] as? String == keyID
+            let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
+            header["alg"] as? String == "ES256", header["kid"] as? String == keyID
         else { return nil }
         if !keyAdded.withLock({ $0 }) {
             await keys.add(ecdsa: publicKey, kid: JWKIdentifier(string: keyID))

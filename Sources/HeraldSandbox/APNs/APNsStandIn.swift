@@ -148,7 +148,9 @@ public final class APNsStandIn: Sendable {
         }
         guard topic.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else { return .rejected(APNsRejection(400, "BadTopic")) }
         guard topics.contains(topic) else { return .rejected(APNsRejection(400, "TopicDisallowed")) }
-        let hexDigits = deviceToken.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20) }
+        let hexDigits = deviceToken.utf8.allSatisfy {
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20)
+        }
         guard hexDigits, deviceToken.utf8.count.isMultiple(of: 2), (64...200).contains(deviceToken.utf8.count) else {
             return .rejected(APNsRejection(400, "BadDeviceToken"))
         }
@@ -179,7 +181,7 @@ public final class APNsStandIn: Sendable {
         // HeraldCore's reader, not JSONSerialization: a third of the sandbox's own CPU per push
         // went to Foundation's parser and its bridged dictionaries.
         guard let payload = try? JSONValue(parsing: request.body, maxDepth: Self.maxPayloadDepth),
-              case .object(let aps)? = payload["aps"]
+            case .object(let aps)? = payload["aps"]
         else { return .rejected(APNsRejection(400, "BadPayload")) }
         switch pushType {
         case "background":

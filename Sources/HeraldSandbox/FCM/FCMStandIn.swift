@@ -31,7 +31,9 @@ public final class FCMStandIn: Sendable {
 
     static let messageFields: Set<String> = ["name", "data", "notification", "android", "webpush", "apns", "fcm_options", "token", "topic", "condition"]
 
-    init(projectID: String, maxPayloadBytes: Int, oauth: GoogleOAuthStandIn, book: BehaviorBook, recorder: SandboxRecorder, clock: @escaping @Sendable () -> Date) {
+    init(
+        projectID: String, maxPayloadBytes: Int, oauth: GoogleOAuthStandIn, book: BehaviorBook, recorder: SandboxRecorder, clock: @escaping @Sendable () -> Date
+    ) {
         self.projectID = projectID
         self.maxPayloadBytes = maxPayloadBytes
         self.oauth = oauth
@@ -57,7 +59,8 @@ public final class FCMStandIn: Sendable {
             return .now(
                 GoogleErrorBody.api(
                     status: 401, canonical: "UNAUTHENTICATED",
-                    message: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+                    message:
+                        "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
                 )
             )
         }
@@ -65,7 +68,8 @@ public final class FCMStandIn: Sendable {
             return .now(
                 GoogleErrorBody.api(
                     status: 403, canonical: "PERMISSION_DENIED",
-                    message: "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project.prefix(64))' (or it may not exist)."
+                    message:
+                        "Permission 'cloudmessaging.messages.create' denied on resource '//cloudresourcemanager.googleapis.com/projects/\(project.prefix(64))' (or it may not exist)."
                 )
             )
         }
@@ -100,12 +104,18 @@ public final class FCMStandIn: Sendable {
         case .accept:
             return (token, .success(()), delay)
         case .unregistered:
-            return (token, .failure(FCMRejection(status: 404, canonical: "NOT_FOUND", message: "Requested entity was not found.", errorCode: "UNREGISTERED")), delay)
+            return (
+                token, .failure(FCMRejection(status: 404, canonical: "NOT_FOUND", message: "Requested entity was not found.", errorCode: "UNREGISTERED")), delay
+            )
         case .throttled(let seconds):
-            let rejection = FCMRejection(status: 429, canonical: "RESOURCE_EXHAUSTED", message: "Quota exceeded for the device.", errorCode: "QUOTA_EXCEEDED", retryAfter: seconds)
+            let rejection = FCMRejection(
+                status: 429, canonical: "RESOURCE_EXHAUSTED", message: "Quota exceeded for the device.", errorCode: "QUOTA_EXCEEDED", retryAfter: seconds)
             return (token, .failure(rejection), delay)
         case .unavailable:
-            return (token, .failure(FCMRejection(status: 503, canonical: "UNAVAILABLE", message: "The service is currently unavailable.", errorCode: "UNAVAILABLE")), delay)
+            return (
+                token,
+                .failure(FCMRejection(status: 503, canonical: "UNAVAILABLE", message: "The service is currently unavailable.", errorCode: "UNAVAILABLE")), delay
+            )
         }
     }
 
@@ -143,7 +153,10 @@ public final class FCMStandIn: Sendable {
             for (index, key) in data.keys.sorted().enumerated() {
                 guard case .string(let string)? = data[key] else {
                     let shown = data[key].map { String(decoding: $0.serialized(), as: UTF8.self) }?.prefix(40) ?? "null"
-                    return (token, .failure(.invalid("Invalid value at 'message.data[\(index)].value' (TYPE_STRING), \(shown)", field: "message.data[\(index)].value")))
+                    return (
+                        token,
+                        .failure(.invalid("Invalid value at 'message.data[\(index)].value' (TYPE_STRING), \(shown)", field: "message.data[\(index)].value"))
+                    )
                 }
                 let lower = key.lowercased()
                 if lower == "from" || lower == "gcm" || lower.hasPrefix("google") || lower == "message_type" {
@@ -169,12 +182,22 @@ public final class FCMStandIn: Sendable {
             }
             if let priority = android["priority"] {
                 guard let priority = priority.stringValue, ["NORMAL", "HIGH", "normal", "high"].contains(priority) else {
-                    return (token, .failure(.invalid("Invalid value at 'message.android.priority' (type.googleapis.com/google.firebase.fcm.v1.AndroidMessagePriority)", field: "message.android.priority")))
+                    return (
+                        token,
+                        .failure(
+                            .invalid(
+                                "Invalid value at 'message.android.priority' (type.googleapis.com/google.firebase.fcm.v1.AndroidMessagePriority)",
+                                field: "message.android.priority"))
+                    )
                 }
             }
             if let ttl = android["ttl"] {
                 guard let ttl = ttl.stringValue, Self.isDuration(ttl) else {
-                    return (token, .failure(.invalid("Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration)", field: "message.android.ttl")))
+                    return (
+                        token,
+                        .failure(
+                            .invalid("Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration)", field: "message.android.ttl"))
+                    )
                 }
             }
         }
@@ -189,11 +212,12 @@ public final class FCMStandIn: Sendable {
 
     /// FCM registration tokens: 1–4096 characters of base64url and `:`.
     static func isRegistrationToken(_ token: String) -> Bool {
-        !token.isEmpty && token.utf8.count <= 4096 && token.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-                || byte == UInt8(ascii: ":")
-        }
+        !token.isEmpty && token.utf8.count <= 4096
+            && token.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+                    || byte == UInt8(ascii: ":")
+            }
     }
 
     /// A protobuf `Duration` in JSON: seconds with up to nine fractional digits, then `s`.

@@ -37,7 +37,10 @@ public final class GoogleOAuthStandIn: Sendable {
 
     static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
-    init(clientEmail: String, privateKeyID: String, audience: String, publicKey: Insecure.RSA.PublicKey, accessTokenLifetime: Int, clock: @escaping @Sendable () -> Date) {
+    init(
+        clientEmail: String, privateKeyID: String, audience: String, publicKey: Insecure.RSA.PublicKey, accessTokenLifetime: Int,
+        clock: @escaping @Sendable () -> Date
+    ) {
         self.clientEmail = clientEmail
         self.privateKeyID = privateKeyID
         self.audience = audience
@@ -73,7 +76,7 @@ public final class GoogleOAuthStandIn: Sendable {
         }
         let segments = assertion.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3, let headerBytes = Base64URL.decode(String(segments[0])),
-              let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any]
+            let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any]
         else {
             return GoogleErrorBody.oauth(error: "invalid_grant", description: "Invalid JWT: the assertion is not a JWT.")
         }
@@ -100,7 +103,8 @@ public final class GoogleOAuthStandIn: Sendable {
         guard let iat = claims.iat, let exp = claims.exp, exp > iat, exp - iat <= 3600, iat <= now + 300, exp > now - 300 else {
             return GoogleErrorBody.oauth(
                 error: "invalid_grant",
-                description: "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."
+                description:
+                    "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim."
             )
         }
         let scopes = (claims.scope ?? "").split(separator: " ").map(String.init)

@@ -33,7 +33,8 @@ public enum Sandbox {
             apnsKey = try ES256PrivateKey(pem: credentials.apnsKeyPEM)
             rsaKey = try Insecure.RSA.PrivateKey(pem: credentials.serviceAccountKeyPEM)
         } catch {
-            throw SandboxError(.invalidFiles, detail: "the keys in \(configuration.directory.path) cannot be read (\(error)); delete the folder to start afresh")
+            throw SandboxError(
+                .invalidFiles, detail: "the keys in \(configuration.directory.path) cannot be read (\(error)); delete the folder to start afresh")
         }
         let caPEM: String
         do {
@@ -75,7 +76,9 @@ public enum Sandbox {
             clientEmail: credentials.clientEmail, privateKeyID: credentials.privateKeyID, audience: tokenURI, publicKey: rsaKey.publicKey,
             accessTokenLifetime: configuration.accessTokenLifetime, clock: configuration.clock
         )
-        let fcm = FCMStandIn(projectID: credentials.projectID, maxPayloadBytes: configuration.maxPayloadBytes, oauth: oauth, book: behaviors, recorder: recorder, clock: configuration.clock)
+        let fcm = FCMStandIn(
+            projectID: credentials.projectID, maxPayloadBytes: configuration.maxPayloadBytes, oauth: oauth, book: behaviors, recorder: recorder,
+            clock: configuration.clock)
         let sandbox = RunningSandbox(
             configuration: configuration, credentials: credentials, files: files, apns: apns, fcm: fcm, behaviors: behaviors, recorder: recorder,
             apnsServer: apnsServer, fcmServer: fcmServer

@@ -60,9 +60,9 @@ public struct SandboxFiles: Sendable, Hashable {
     private static func readBack(_ probe: SandboxFiles) throws -> (credentials: SandboxCredentials, certificateChainPEM: String, privateKeyPEM: String) {
         let data = try Data(contentsOf: probe.manifest)
         guard let manifest = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let keyID = manifest["key_id"] as? String, let teamID = manifest["team_id"] as? String,
-              let projectID = manifest["project_id"] as? String, let clientEmail = manifest["client_email"] as? String,
-              let privateKeyID = manifest["private_key_id"] as? String
+            let keyID = manifest["key_id"] as? String, let teamID = manifest["team_id"] as? String,
+            let projectID = manifest["project_id"] as? String, let clientEmail = manifest["client_email"] as? String,
+            let privateKeyID = manifest["private_key_id"] as? String
         else { throw SandboxError(.invalidFiles, detail: "sandbox.json is incomplete") }
         let files = SandboxFiles(directory: probe.directory, keyID: keyID)
         let apnsKey = try String(contentsOf: files.apnsKey, encoding: .utf8)

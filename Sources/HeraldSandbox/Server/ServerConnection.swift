@@ -3,8 +3,8 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOSSL
-import Synchronization
 import SwiftASN1
+import Synchronization
 import X509
 
 /// One accepted TCP connection: sets up its pipeline once the protocol is known (HTTP/2 after

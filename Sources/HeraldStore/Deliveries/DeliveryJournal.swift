@@ -151,10 +151,11 @@ public struct DeliveryJournal: Sendable {
                 guard let state = DeliveryState(rawValue: stateName) else {
                     throw StoreError(code: .schemaMismatch, message: "unknown delivery state \(stateName)")
                 }
-                histories[id]!.deliveries.append(MessageHistory.Recorded(
-                    deviceRef: Int64(deviceRef), userId: try row.decode(String.self, at: 4), position: Int64(try row.decode(Int.self, at: 5)),
-                    state: state, attempts: try row.decode(Int.self, at: 7)
-                ))
+                histories[id]!.deliveries.append(
+                    MessageHistory.Recorded(
+                        deviceRef: Int64(deviceRef), userId: try row.decode(String.self, at: 4), position: Int64(try row.decode(Int.self, at: 5)),
+                        state: state, attempts: try row.decode(Int.self, at: 7)
+                    ))
             }
             return Array(histories.values)
         }
@@ -268,7 +269,8 @@ public struct DeliveryJournal: Sendable {
         let userId = try row.decode(String.self, column: "user_id")
         let stateName = try row.decode(String.self, column: "state")
         let collapseId = try row.decode(String?.self, column: "collapse_id")
-        let key = collapseId.map(DeliveryKey.init(rawValue:))
+        let key =
+            collapseId.map(DeliveryKey.init(rawValue:))
             ?? deviceId.map { DeliveryKey(messageKey: messageKey, deviceId: $0, userId: userId, app: app == DeviceRepository.defaultApp ? nil : app) }
         return DeliveryStatus(
             deliveryKey: key,

@@ -298,7 +298,9 @@ public struct DeviceRepository: Sendable {
         var linkOrder: [LinkKey] = []
         for registration in registrations {
             let key = DeviceKey(app: registration.app ?? Self.defaultApp, deviceId: registration.deviceId)
-            if let index = deviceIndex[key] { devices[index] = registration } else {
+            if let index = deviceIndex[key] {
+                devices[index] = registration
+            } else {
                 deviceIndex[key] = devices.count
                 devices.append(registration)
             }
@@ -452,32 +454,34 @@ public struct DeviceRepository: Sendable {
                 guard let platform = Platform(rawValue: platformName), let state = TokenState(rawValue: stateName) else {
                     throw PostgresError(code: .decodingFailed, message: "unknown platform or token state")
                 }
-                devices.append(Device(
-                    deviceId: try row.decode(String.self, column: "device_id"),
-                    app: app(fromStored: try row.decode(String.self, column: "app")),
-                    platform: platform,
-                    token: try row.decode(String?.self, column: "token"),
-                    culture: try row.decode(String.self, column: "culture"),
-                    tokenState: state,
-                    tokenDeadReason: try row.decode(String?.self, column: "token_dead_reason"),
-                    tokenDeadAt: try row.decode(Date?.self, column: "token_dead_at"),
-                    badge: try row.decode(Int.self, column: "badge"),
-                    nextPosition: try row.decode(Int.self, column: "next_position"),
-                    createdAt: try row.decode(Date.self, column: "created_at"),
-                    updatedAt: try row.decode(Date.self, column: "updated_at"),
-                    users: []
-                ))
+                devices.append(
+                    Device(
+                        deviceId: try row.decode(String.self, column: "device_id"),
+                        app: app(fromStored: try row.decode(String.self, column: "app")),
+                        platform: platform,
+                        token: try row.decode(String?.self, column: "token"),
+                        culture: try row.decode(String.self, column: "culture"),
+                        tokenState: state,
+                        tokenDeadReason: try row.decode(String?.self, column: "token_dead_reason"),
+                        tokenDeadAt: try row.decode(Date?.self, column: "token_dead_at"),
+                        badge: try row.decode(Int.self, column: "badge"),
+                        nextPosition: try row.decode(Int.self, column: "next_position"),
+                        createdAt: try row.decode(Date.self, column: "created_at"),
+                        updatedAt: try row.decode(Date.self, column: "updated_at"),
+                        users: []
+                    ))
                 lastId = id
             }
             if let userId = try row.decode(String?.self, column: "user_id") {
-                devices[devices.count - 1].users.append(DeviceUser(
-                    userId: userId,
-                    tags: try row.decode([String]?.self, column: "tags").map(Set.init),
-                    excludedTags: Set(try row.decode([String].self, column: "excluded_tags")),
-                    zoneId: try row.decode(String?.self, column: "zone_id"),
-                    branchId: try row.decode(String?.self, column: "branch_id"),
-                    subscribedAt: try row.decode(Date.self, column: "subscribed_at")
-                ))
+                devices[devices.count - 1].users.append(
+                    DeviceUser(
+                        userId: userId,
+                        tags: try row.decode([String]?.self, column: "tags").map(Set.init),
+                        excludedTags: Set(try row.decode([String].self, column: "excluded_tags")),
+                        zoneId: try row.decode(String?.self, column: "zone_id"),
+                        branchId: try row.decode(String?.self, column: "branch_id"),
+                        subscribedAt: try row.decode(Date.self, column: "subscribed_at")
+                    ))
             }
         }
         return devices

@@ -33,15 +33,19 @@ public struct DeliveryLookup: Sendable {
             )
             var copies: [(id: Int, copy: MessageReport.Copy)] = []
             for row in messageRows {
-                copies.append((try row.decode(Int.self, column: "id"), MessageReport.Copy(
-                    partition: suffixes[try row.decode(UUID.self, column: "key")] ?? "",
-                    receivedAt: try row.decode(Date.self, column: "received_at"),
-                    eventId: try row.decode(String?.self, column: "event_id"),
-                    planned: try row.decode(Int?.self, column: "planned"),
-                    repeats: try row.decode(Int?.self, column: "repeats") ?? 0,
-                    lastRepeatAt: try row.decode(Date?.self, column: "last_repeat_at"),
-                    claimedWithoutOutcome: 0
-                )))
+                copies.append(
+                    (
+                        try row.decode(Int.self, column: "id"),
+                        MessageReport.Copy(
+                            partition: suffixes[try row.decode(UUID.self, column: "key")] ?? "",
+                            receivedAt: try row.decode(Date.self, column: "received_at"),
+                            eventId: try row.decode(String?.self, column: "event_id"),
+                            planned: try row.decode(Int?.self, column: "planned"),
+                            repeats: try row.decode(Int?.self, column: "repeats") ?? 0,
+                            lastRepeatAt: try row.decode(Date?.self, column: "last_repeat_at"),
+                            claimedWithoutOutcome: 0
+                        )
+                    ))
             }
             var deliveries: [SupportDelivery] = []
             if !copies.isEmpty {

@@ -103,29 +103,31 @@ public struct MessageReport: Sendable, Hashable {
             "messageKey": .string(messageKey),
             "summary": .string(summary),
             "repeatsDropped": .int(repeatsDropped),
-            "copies": .array(copies.map { copy in
-                .object([
-                    "partition": copy.partition.isEmpty ? .null : .string(copy.partition),
-                    "receivedAt": .string(SupportJSON.date(copy.receivedAt)),
-                    "eventId": copy.eventId.map(JSONValue.string) ?? .null,
-                    "planned": copy.planned.map(JSONValue.int) ?? .null,
-                    "claimedWithoutOutcome": .int(copy.claimedWithoutOutcome),
-                    "repeats": .int(copy.repeats),
-                    "lastRepeatAt": copy.lastRepeatAt.map { .string(SupportJSON.date($0)) } ?? .null,
-                ])
-            }),
+            "copies": .array(
+                copies.map { copy in
+                    .object([
+                        "partition": copy.partition.isEmpty ? .null : .string(copy.partition),
+                        "receivedAt": .string(SupportJSON.date(copy.receivedAt)),
+                        "eventId": copy.eventId.map(JSONValue.string) ?? .null,
+                        "planned": copy.planned.map(JSONValue.int) ?? .null,
+                        "claimedWithoutOutcome": .int(copy.claimedWithoutOutcome),
+                        "repeats": .int(copy.repeats),
+                        "lastRepeatAt": copy.lastRepeatAt.map { .string(SupportJSON.date($0)) } ?? .null,
+                    ])
+                }),
             "deliveries": .array(deliveries.map(\.json)),
-            "deadLetters": .array(deadLetters.map { letter in
-                .object([
-                    "id": .string(letter.id),
-                    "errorCode": .string(letter.errorCode),
-                    "reason": .string(letter.reason),
-                    "eventId": letter.eventId.map(JSONValue.string) ?? .null,
-                    "queue": .string(letter.queue),
-                    "createdAt": .string(SupportJSON.date(letter.createdAt)),
-                    "replayedAt": letter.replayedAt.map { .string(SupportJSON.date($0)) } ?? .null,
-                ])
-            }),
+            "deadLetters": .array(
+                deadLetters.map { letter in
+                    .object([
+                        "id": .string(letter.id),
+                        "errorCode": .string(letter.errorCode),
+                        "reason": .string(letter.reason),
+                        "eventId": letter.eventId.map(JSONValue.string) ?? .null,
+                        "queue": .string(letter.queue),
+                        "createdAt": .string(SupportJSON.date(letter.createdAt)),
+                        "replayedAt": letter.replayedAt.map { .string(SupportJSON.date($0)) } ?? .null,
+                    ])
+                }),
         ])
     }
 }

@@ -132,7 +132,8 @@ public struct TemplateRepository: Sendable {
         do {
             return try TemplateCatalog(templates: templates, defaultCulture: defaultCulture)
         } catch {
-            throw StoreError(code: .invalidData, message: "the stored templates do not form a catalog: \(error.description)", operation: "TemplateRepository.catalog")
+            throw StoreError(
+                code: .invalidData, message: "the stored templates do not form a catalog: \(error.description)", operation: "TemplateRepository.catalog")
         }
     }
 }

@@ -1,6 +1,6 @@
-import HeraldCore
 import Foundation
 import HeraldAMQP
+import HeraldCore
 import HeraldStore
 import Logging
 

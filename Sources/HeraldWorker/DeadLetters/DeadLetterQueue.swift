@@ -90,7 +90,8 @@ public struct DeadLetterQueue: Sendable {
             do {
                 try connection.ack(delivery)
             } catch {
-                throw WorkerError(code: .broker, message: "dead letter \(id) was replayed but could not be removed from \(topology.deadLetterQueue)", underlying: error)
+                throw WorkerError(
+                    code: .broker, message: "dead letter \(id) was replayed but could not be removed from \(topology.deadLetterQueue)", underlying: error)
             }
             if let store, !id.isEmpty {
                 do {

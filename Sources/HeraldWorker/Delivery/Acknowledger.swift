@@ -1,5 +1,5 @@
-import HeraldCore
 import HeraldAMQP
+import HeraldCore
 import Logging
 
 /// Acknowledges settled messages on the connection they came from: the one place that does, for

@@ -1,6 +1,6 @@
-import HeraldCore
 import Foundation
 import HeraldAMQP
+import HeraldCore
 import Logging
 import Synchronization
 
@@ -56,9 +56,11 @@ final class DeferredCopy: Sendable {
             try await connection.publishBatch(messages.map { copy(of: $0, now: now) })
         } catch {
             failed = Set(error.failedMessageIndices.isEmpty ? Array(messages.indices) : error.failedMessageIndices)
-            logger.warning("Deferred messages not republished to the wait queue; they are requeued", metadata: [
-                LogKey.error: "\(error)", LogKey.count: "\(failed.count)",
-            ])
+            logger.warning(
+                "Deferred messages not republished to the wait queue; they are requeued",
+                metadata: [
+                    LogKey.error: "\(error)", LogKey.count: "\(failed.count)",
+                ])
             // The queue may have been deleted: declare it again next time.
             declared.withLock { $0.removeAll() }
         }
@@ -84,9 +86,10 @@ final class DeferredCopy: Sendable {
     private func declareWaitQueue(for queue: String, on connection: AMQPConnection) async throws(AMQPError) {
         let name = Self.waitQueue(of: queue)
         guard !declared.withLock({ $0.contains(name) }) else { return }
-        let state = try await connection.declareQueue(AMQPQueue(
-            name: name, durable: true, type: queueType, deadLetterExchange: "", deadLetterRoutingKey: queue
-        ))
+        let state = try await connection.declareQueue(
+            AMQPQueue(
+                name: name, durable: true, type: queueType, deadLetterExchange: "", deadLetterRoutingKey: queue
+            ))
         if let warning = state.warning {
             logger.warning("Wait queue exists with other settings; using it as it is", metadata: [LogKey.queue: "\(name)", LogKey.error: "\(warning)"])
         }

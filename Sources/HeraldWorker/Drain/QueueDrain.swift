@@ -1,5 +1,5 @@
-import HeraldCore
 import HeraldAMQP
+import HeraldCore
 import Logging
 
 /// Seed 000's procedure before a message-format change, as one command (`herald drain`): run

@@ -215,9 +215,13 @@ final class DeliveryEngine: Sendable {
                 terminal(delivery, .permanentFailure(reason: text), state: &state, released: &released)
             case .retry(let delay):
                 metrics.retried()
-                logger.info("Delivery will be retried", metadata: metadata(delivery, [
-                    LogKey.error: "\(reason)", LogKey.attempts: "\(delivery.attempts)", LogKey.retryIn: "\(delay)",
-                ]))
+                logger.info(
+                    "Delivery will be retried",
+                    metadata: metadata(
+                        delivery,
+                        [
+                            LogKey.error: "\(reason)", LogKey.attempts: "\(delivery.attempts)", LogKey.retryIn: "\(delay)",
+                        ]))
                 guard let ticket = delivery.ticket, let freed = try? state.scheduler.park(ticket) else { return }
                 released += freed
                 delivery.retryDue = now + delay
@@ -284,10 +288,12 @@ final class DeliveryEngine: Sendable {
             metrics.circuit(provider: key.platform, app: key.app, state: .open(until: reopensAt))
             let parked = state.parked.removeAll { ProviderGates.Key($0.recipient) == key }
             let held = state.gates.releaseHeld(key)
-            logger.warning("Provider failing: circuit open, its deliveries wait in the broker", metadata: [
-                LogKey.platform: "\(key.platform)", LogKey.app: "\(key.app ?? "default")", LogKey.error: "\(reason)",
-                LogKey.retryIn: "\(reopensAt - ContinuousClock.now)", LogKey.count: "\(parked.count + held.count)",
-            ])
+            logger.warning(
+                "Provider failing: circuit open, its deliveries wait in the broker",
+                metadata: [
+                    LogKey.platform: "\(key.platform)", LogKey.app: "\(key.app ?? "default")", LogKey.error: "\(reason)",
+                    LogKey.retryIn: "\(reopensAt - ContinuousClock.now)", LogKey.count: "\(parked.count + held.count)",
+                ])
             for delivery in parked + held {
                 delivery.retryDue = nil
                 deferDelivery(delivery, reason: reason, state: &state, released: &released)
@@ -423,7 +429,8 @@ final class DeliveryEngine: Sendable {
             if delivery.payload == nil {
                 do {
                     delivery.payload = try settings.builder.build(
-                        delivery.rendered, event: delivery.context.event, target: target, deliveryKey: key, now: now, badge: delivery.badge, position: delivery.position
+                        delivery.rendered, event: delivery.context.event, target: target, deliveryKey: key, now: now, badge: delivery.badge,
+                        position: delivery.position
                     )
                 } catch {
                     logger.warning("Payload cannot be built; delivery failed", metadata: metadata(delivery, [LogKey.error: "\(error)"]))
@@ -454,10 +461,11 @@ final class DeliveryEngine: Sendable {
             }
             delivery.attempts += 1
             if delivery.firstAttempt == nil { delivery.firstAttempt = clock }
-            pushes.append(PushDelivery(
-                deliveryKey: key, deviceId: delivery.recipient.subscription.deviceId, userId: delivery.recipient.addressedUserId,
-                eventId: delivery.context.event.id, position: delivery.position, target: target, payload: delivery.payload!
-            ))
+            pushes.append(
+                PushDelivery(
+                    deliveryKey: key, deviceId: delivery.recipient.subscription.deviceId, userId: delivery.recipient.addressedUserId,
+                    eventId: delivery.context.event.id, position: delivery.position, target: target, payload: delivery.payload!
+                ))
             sent.append(delivery)
         }
         // Lanes freed here are served on the next turn.
@@ -507,9 +515,10 @@ final class DeliveryEngine: Sendable {
             Task {
                 // Outcomes already sent must be written even during a graceful stop; only an
                 // abort gives up.
-                let durable = await retry.run("DeliveryJournal.record", giveUp: { $0.isAborted }) { () async throws(StoreError) in
-                    try await journal.record(batch.rows)
-                } != nil
+                let durable =
+                    await retry.run("DeliveryJournal.record", giveUp: { $0.isAborted }) { () async throws(StoreError) in
+                        try await journal.record(batch.rows)
+                    } != nil
                 mailbox.post(.recorded(batch, durable))
             }
         }

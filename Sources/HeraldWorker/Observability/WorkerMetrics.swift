@@ -1,6 +1,6 @@
-import Metrics
 import Foundation
 import HeraldCore
+import Metrics
 import Synchronization
 
 /// The worker's counters, kept twice: as atomics for ``WorkerStatistics`` (drain summaries,
@@ -160,7 +160,9 @@ final class WorkerMetrics: Sendable {
         }
         guard !outcomes.latencies.isEmpty else { return }
         latency.record(outcomes.latencies)
-        for value in outcomes.latencies { latencyMetric.recordNanoseconds(value.components.attoseconds / 1_000_000_000 + value.components.seconds * 1_000_000_000) }
+        for value in outcomes.latencies {
+            latencyMetric.recordNanoseconds(value.components.attoseconds / 1_000_000_000 + value.components.seconds * 1_000_000_000)
+        }
     }
 
     func inFlight(messages: Int, deliveries: Int) {

@@ -50,7 +50,8 @@ public struct WorkerStatistics: Sendable, Hashable, CustomStringConvertible {
     public init() {}
 
     public var description: String {
-        var text = "consumed \(consumed), acked \(acked), dead-lettered \(deadLettered), duplicates \(duplicatesDropped), "
+        var text =
+            "consumed \(consumed), acked \(acked), dead-lettered \(deadLettered), duplicates \(duplicatesDropped), "
             + "no recipients \(noRecipients), delivered \(delivered), skipped \(skipped), token dead \(tokenDead), "
             + "failed \(failed), retries \(retries), in flight \(messagesInFlight) messages / \(deliveriesInFlight) deliveries"
         if ingested > 0 || partitionCopies > 0 { text += ", ingested \(ingested) (\(partitionCopies) partition copies)" }

@@ -96,13 +96,15 @@ final class PartitionIngest: Sendable {
                 _ = try await connection.queueState(beyond)
                 if !refusedForCount {
                     refusedForCount = true
-                    logger.error("Not ingesting: a partition queue beyond this worker's worker.partitions exists; every worker must use the same (delete the extra partition queues once empty)", metadata: [
-                        LogKey.queue: "\(beyond)", LogKey.partitions: "\(layout.count)",
-                    ])
+                    logger.error(
+                        "Not ingesting: a partition queue beyond this worker's worker.partitions exists; every worker must use the same (delete the extra partition queues once empty)",
+                        metadata: [
+                            LogKey.queue: "\(beyond)", LogKey.partitions: "\(layout.count)",
+                        ])
                 }
                 _ = await stop.sleep(for: configuration.ingestRetryInterval * Double.random(in: 0.8...1.2))
                 continue
-            } catch where error.code == .notFound {
+            } catch  where error.code == .notFound {
                 refusedForCount = false
             } catch {
                 return error
@@ -115,12 +117,14 @@ final class PartitionIngest: Sendable {
                 // (another's declare is refused with RESOURCE_LOCKED) and goes with it.
                 try await connection.declareQueue(layout.ingestLock)
                 consumer = try await connection.consume(queue: layout.topology.queue, prefetch: configuration.prefetch, exclusive: true)
-            } catch where error.code == .accessRefused || error.code == .resourceLocked {
+            } catch  where error.code == .accessRefused || error.code == .resourceLocked {
                 if !standingBy {
                     standingBy = true
-                    logger.info("Another worker holds the ingest; standing by", metadata: [
-                        LogKey.queue: "\(layout.topology.queue)", LogKey.retryEvery: "\(configuration.ingestRetryInterval)",
-                    ])
+                    logger.info(
+                        "Another worker holds the ingest; standing by",
+                        metadata: [
+                            LogKey.queue: "\(layout.topology.queue)", LogKey.retryEvery: "\(configuration.ingestRetryInterval)",
+                        ])
                 }
                 _ = await stop.sleep(for: configuration.ingestRetryInterval * Double.random(in: 0.8...1.2))
                 continue
@@ -228,9 +232,11 @@ final class PartitionIngest: Sendable {
                 // never acknowledge the original without its copy. A retried copy may land
                 // behind a later message's copy; the broker does not nack in normal operation.
                 let delay = backoff.next()
-                logger.error("Partition copies refused by the broker; retrying", metadata: [
-                    LogKey.error: "\(error)", LogKey.count: "\(pending.count)", LogKey.retryIn: "\(delay)",
-                ])
+                logger.error(
+                    "Partition copies refused by the broker; retrying",
+                    metadata: [
+                        LogKey.error: "\(error)", LogKey.count: "\(pending.count)", LogKey.retryIn: "\(delay)",
+                    ])
                 if error.code == .unroutable, configuration.declareTopology {
                     try? await PartitionTopology.declare(layout, on: connection, logger: logger)
                 }

@@ -15,7 +15,8 @@ struct PartitionSlice: Sendable, Hashable {
     static func of(_ delivery: AMQPDelivery, queuePartition: Int, layout: PartitionLayout) -> PartitionSlice {
         let headers = delivery.properties.headers
         if let partition = headers[PartitionLayout.partitionHeader]?.intValue, let count = headers[PartitionLayout.countHeader]?.intValue,
-           count >= 1, count <= Int64(PartitionLayout.maximumCount), partition >= 0, partition < count {
+            count >= 1, count <= Int64(PartitionLayout.maximumCount), partition >= 0, partition < count
+        {
             return PartitionSlice(partition: Int(partition), count: Int(count))
         }
         return PartitionSlice(partition: queuePartition, count: layout.count)

@@ -1,5 +1,5 @@
-import HeraldCore
 import HeraldAMQP
+import HeraldCore
 import Logging
 
 /// Declares a partitioned installation's broker objects: Herald's standard layout of the main
@@ -14,9 +14,11 @@ enum PartitionTopology {
         }
         for queue in layout.queues {
             if let warning = try await connection.declareQueue(queue).warning {
-                logger.error("Partition queue exists with other settings (another worker.partitions count?); using it as it is", metadata: [
-                    LogKey.queue: "\(queue.name)", LogKey.partitions: "\(layout.count)", LogKey.error: "\(warning)",
-                ])
+                logger.error(
+                    "Partition queue exists with other settings (another worker.partitions count?); using it as it is",
+                    metadata: [
+                        LogKey.queue: "\(queue.name)", LogKey.partitions: "\(layout.count)", LogKey.error: "\(warning)",
+                    ])
             }
         }
     }

@@ -45,7 +45,8 @@ struct ClaimStage: Sendable {
             batch.messages.append(planned.key)
             batch.eventIds.append(planned.event.id)
             for recipient in planned.recipients {
-                batch.deliveries.append(ClaimBatch.Delivery(message: index, deviceRef: recipient.subscription.deviceRef ?? -1, userId: recipient.addressedUserId))
+                batch.deliveries.append(
+                    ClaimBatch.Delivery(message: index, deviceRef: recipient.subscription.deviceRef ?? -1, userId: recipient.addressedUserId))
             }
         }
         guard let answer = await retry.run("DeliveryJournal.claim", { () async throws(StoreError) in try await journal.claim(batch) }) else { return }
@@ -64,9 +65,13 @@ struct ClaimStage: Sendable {
         let known = chunk.indices.filter { answer.messageIds[$0] == nil && repeatedInChunk[$0] == nil }
         var histories: [UUID: MessageHistory] = [:]
         if !known.isEmpty {
-            guard let loaded = await retry.run("DeliveryJournal.history", { () async throws(StoreError) in
-                try await journal.history(of: known.map { chunk[$0].key })
-            }) else { return }
+            guard
+                let loaded = await retry.run(
+                    "DeliveryJournal.history",
+                    { () async throws(StoreError) in
+                        try await journal.history(of: known.map { chunk[$0].key })
+                    })
+            else { return }
             for history in loaded { histories[history.key.digest] = history }
         }
         var resumed = KnownDeliveries()
@@ -89,9 +94,13 @@ struct ClaimStage: Sendable {
         }
         var reserved: [Int64?] = []
         if !resumed.needingPositions.isEmpty {
-            guard let positions = await retry.run("DeliveryJournal.reservePositions", { () async throws(StoreError) in
-                try await journal.reservePositions(resumed.needingPositions.map(\.deviceRef))
-            }) else { return }
+            guard
+                let positions = await retry.run(
+                    "DeliveryJournal.reservePositions",
+                    { () async throws(StoreError) in
+                        try await journal.reservePositions(resumed.needingPositions.map(\.deviceRef))
+                    })
+            else { return }
             reserved = positions
         }
 
@@ -103,7 +112,8 @@ struct ClaimStage: Sendable {
         for (index, planned) in chunk.enumerated() {
             defer { next += planned.recipients.count }
             if let id = answer.messageIds[index] {
-                let context = MessageContext(event: planned.event, metadata: planned.metadata, key: planned.key, journalId: id, publishedAt: planned.publishedAt)
+                let context = MessageContext(
+                    event: planned.event, metadata: planned.metadata, key: planned.key, journalId: id, publishedAt: planned.publishedAt)
                 var attachments: [MessageTracker.Attachment] = []
                 attachments.reserveCapacity(planned.recipients.count)
                 for (offset, recipient) in planned.recipients.enumerated() {
@@ -111,10 +121,12 @@ struct ClaimStage: Sendable {
                         skipped += 1  // the device is gone
                         continue
                     }
-                    attachments.append(.start(Delivery(
-                        context: context, recipient: recipient, rendered: planned.rendered[offset], deviceRef: deviceRef, position: position,
-                        inDoubt: false, attempts: 0, hasPendingRow: false, badge: answer.unread.isEmpty ? nil : answer.unread[next + offset]
-                    )))
+                    attachments.append(
+                        .start(
+                            Delivery(
+                                context: context, recipient: recipient, rendered: planned.rendered[offset], deviceRef: deviceRef, position: position,
+                                inDoubt: false, attempts: 0, hasPendingRow: false, badge: answer.unread.isEmpty ? nil : answer.unread[next + offset]
+                            )))
                 }
                 fanOut.append((planned.message, attachments))
             } else if let id = repeatedInChunk[index] {
@@ -124,12 +136,15 @@ struct ClaimStage: Sendable {
                     continue
                 }
                 let joins = planned.recipients.compactMap { recipient in
-                    recipient.subscription.deviceRef.map { MessageTracker.Attachment.join(JoinKey(message: id, deviceRef: $0, userId: recipient.addressedUserId)) }
+                    recipient.subscription.deviceRef.map {
+                        MessageTracker.Attachment.join(JoinKey(message: id, deviceRef: $0, userId: recipient.addressedUserId))
+                    }
                 }
                 skipped += joins.count
                 fanOut.append((planned.message, joins))
             } else if let history = histories[planned.key.digest], !resumed.repeats.contains(index) {
-                let context = MessageContext(event: planned.event, metadata: planned.metadata, key: planned.key, journalId: history.id, publishedAt: planned.publishedAt)
+                let context = MessageContext(
+                    event: planned.event, metadata: planned.metadata, key: planned.key, journalId: history.id, publishedAt: planned.publishedAt)
                 var attachments: [MessageTracker.Attachment] = []
                 for entry in resumed.entries[index] ?? [] {
                     switch entry.kind {

@@ -72,9 +72,13 @@ struct MessagePlanner: Sendable {
         for candidate in candidates where !candidate.needsEveryone { users.formUnion(candidate.users) }
         var byUser: [String: [Subscription]] = [:]
         if !users.isEmpty {
-            guard let loaded = await retry.run("SubscriptionCache.subscriptions", { () async throws(StoreError) in
-                try await store.subscriptionCache.subscriptions(forUsers: users)
-            }) else { return nil }
+            guard
+                let loaded = await retry.run(
+                    "SubscriptionCache.subscriptions",
+                    { () async throws(StoreError) in
+                        try await store.subscriptionCache.subscriptions(forUsers: users)
+                    })
+            else { return nil }
             byUser = loaded
         }
         var everyone: BroadcastAudience.Snapshot?
@@ -129,7 +133,8 @@ struct MessagePlanner: Sendable {
                 }
                 try catalog.validateInDefaultCulture(event)
             } catch {
-                await deadLetter(candidate.message, DeadLetterCode.forTemplateError(error), error.description, eventId: event.id, messageKey: candidate.messageKey)
+                await deadLetter(
+                    candidate.message, DeadLetterCode.forTemplateError(error), error.description, eventId: event.id, messageKey: candidate.messageKey)
                 continue
             }
             if recipients.isEmpty {
@@ -138,13 +143,15 @@ struct MessagePlanner: Sendable {
                 continue
             }
             let delivery = candidate.message.delivery
-            let dropsRepeats = IncomingMessage.avoidsDuplication(delivery) && !delivery.redelivered
+            let dropsRepeats =
+                IncomingMessage.avoidsDuplication(delivery) && !delivery.redelivered
                 && delivery.properties.headers[DeadLetterHeaders.replayed] == nil && delivery.properties.headers[DeferredCopy.countHeader] == nil
-            planned.append(PlannedMessage(
-                message: candidate.message, event: event, metadata: candidate.metadata,
-                key: MessageKey(text: candidate.messageKey, partitionSuffix: candidate.message.slice?.journalSuffix ?? ""),
-                dropsRepeats: dropsRepeats, publishedAt: IncomingMessage.publishedAt(delivery), recipients: recipients, rendered: rendered
-            ))
+            planned.append(
+                PlannedMessage(
+                    message: candidate.message, event: event, metadata: candidate.metadata,
+                    key: MessageKey(text: candidate.messageKey, partitionSuffix: candidate.message.slice?.journalSuffix ?? ""),
+                    dropsRepeats: dropsRepeats, publishedAt: IncomingMessage.publishedAt(delivery), recipients: recipients, rendered: rendered
+                ))
         }
         return planned
     }

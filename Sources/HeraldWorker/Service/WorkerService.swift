@@ -114,12 +114,14 @@ public final class WorkerService: Service, Sendable {
                 circuitBreaker: configuration.circuitBreaker
             ),
             sender: sender, journal: store.journal, tracker: tracker, deadTokens: DeadTokenRegistry(capacity: configuration.deadTokenMemory),
-            acknowledger: acknowledger, deferredCopy: DeferredCopy(queueType: configuration.topology.queueType, metrics: metrics, logger: logger), metrics: metrics, retry: retry, stop: stopSignal, logger: logger
+            acknowledger: acknowledger, deferredCopy: DeferredCopy(queueType: configuration.topology.queueType, metrics: metrics, logger: logger),
+            metrics: metrics, retry: retry, stop: stopSignal, logger: logger
         )
         let pipeline = Pipeline(
             planner: MessagePlanner(
                 configuration: configuration, store: store, tracker: tracker, deadLetters: deadLetters, acknowledger: acknowledger,
-                audience: BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: configuration.broadcastAudienceTTL), metrics: metrics, retry: retry
+                audience: BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: configuration.broadcastAudienceTTL),
+                metrics: metrics, retry: retry
             ),
             claims: ClaimStage(
                 journal: store.journal, tracker: tracker, engine: engine, acknowledger: acknowledger, metrics: metrics, retry: retry, logger: logger,
@@ -139,9 +141,11 @@ public final class WorkerService: Service, Sendable {
                     group.addTask { await engine.run() }
                     await connectionLoop(pipeline)
                     if tracker.deliveryCount > 0 {
-                        logger.notice("Stopping with deliveries not done; their messages will be delivered again", metadata: [
-                            LogKey.count: "\(tracker.deliveryCount)", LogKey.running: "\(engine.running)",
-                        ])
+                        logger.notice(
+                            "Stopping with deliveries not done; their messages will be delivered again",
+                            metadata: [
+                                LogKey.count: "\(tracker.deliveryCount)", LogKey.running: "\(engine.running)",
+                            ])
                     }
                     stopSignal.abort()
                     engine.finish()
@@ -177,10 +181,12 @@ public final class WorkerService: Service, Sendable {
             try await consumers(on: connection)
         } session: { connection, consumers in
             metrics.connected()
-            logger.info("Consuming", metadata: [
-                LogKey.queue: "\(configuration.topology.queue)", LogKey.prefetch: "\(configuration.prefetch)", LogKey.lanes: "\(configuration.lanes)",
-                LogKey.partitions: "\(configuration.partitions)",
-            ])
+            logger.info(
+                "Consuming",
+                metadata: [
+                    LogKey.queue: "\(configuration.topology.queue)", LogKey.prefetch: "\(configuration.prefetch)", LogKey.lanes: "\(configuration.lanes)",
+                    LogKey.partitions: "\(configuration.partitions)",
+                ])
             let id = session.add(1, ordering: .relaxed).newValue
             consuming.store(true, ordering: .relaxed)
             // One bound for every wait of this session (a stop with partitions waits in consume).
@@ -256,9 +262,11 @@ public final class WorkerService: Service, Sendable {
             let queue = layout.queueName(partition)
             sources.append(Source(consumer: try await connection.consume(queue: queue, prefetch: configuration.prefetch), queue: queue, partition: partition))
         }
-        logger.info("Consuming partitions", metadata: [
-            LogKey.partitionsClaimed: "\(sources.count - taken.count)", LogKey.partitionsStandingBy: "\(taken.count)",
-        ])
+        logger.info(
+            "Consuming partitions",
+            metadata: [
+                LogKey.partitionsClaimed: "\(sources.count - taken.count)", LogKey.partitionsStandingBy: "\(taken.count)",
+            ])
         return sources
     }
 
@@ -333,9 +341,11 @@ public final class WorkerService: Service, Sendable {
     private func reportCountMismatch(_ slice: PartitionSlice, layout: PartitionLayout) {
         metrics.partitionCountMismatch()
         guard mismatchedCounts.withLock({ $0.insert(slice.count).inserted }) else { return }
-        logger.error("A partition copy was made with another worker.partitions than this worker's; every worker must use the same", metadata: [
-            LogKey.partitions: "\(layout.count)", LogKey.copyPartitions: "\(slice.count)", LogKey.queue: "\(layout.topology.queue)",
-        ])
+        logger.error(
+            "A partition copy was made with another worker.partitions than this worker's; every worker must use the same",
+            metadata: [
+                LogKey.partitions: "\(layout.count)", LogKey.copyPartitions: "\(slice.count)", LogKey.queue: "\(layout.topology.queue)",
+            ])
     }
 
     /// Waits until no delivery is being sent or recorded, at most until `bound` (less if aborted).

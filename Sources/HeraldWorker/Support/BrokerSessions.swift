@@ -1,5 +1,5 @@
-import HeraldCore
 import HeraldAMQP
+import HeraldCore
 import Logging
 
 /// The one reconnect loop of the worker's broker clients (the consumer of the work or partition
@@ -35,9 +35,11 @@ struct BrokerSessions: Sendable {
                 }
             } catch {
                 let delay = backoff.next()
-                logger.warning("\(role) cannot use the broker; retrying", metadata: [
-                    LogKey.error: "\(error)", LogKey.retryIn: "\(delay)", "herald.amqp": "\(amqp.redactedURL)",
-                ])
+                logger.warning(
+                    "\(role) cannot use the broker; retrying",
+                    metadata: [
+                        LogKey.error: "\(error)", LogKey.retryIn: "\(delay)", "herald.amqp": "\(amqp.redactedURL)",
+                    ])
                 _ = await stop.sleep(for: delay)
                 continue
             }

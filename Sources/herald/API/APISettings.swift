@@ -30,15 +30,19 @@ enum APISettings {
         configuration.legacyBasePath = settings.string(.apiLegacyBasePath, default: "")
         configuration.maxBodyBytes = try settings.int(.apiMaxBodyBytes, default: 64 * 1024, range: 1024...(16 << 20))
         let rate = try settings.int(.apiRateLimitPerSecond, default: 10, range: 0...1_000_000)
-        configuration.rateLimit = rate == 0 ? nil : RateLimitConfiguration(
-            requestsPerSecond: Double(rate), burst: try settings.int(.apiRateLimitBurst, default: 40, range: 1...1_000_000)
-        )
+        configuration.rateLimit =
+            rate == 0
+            ? nil
+            : RateLimitConfiguration(
+                requestsPerSecond: Double(rate), burst: try settings.int(.apiRateLimitBurst, default: 40, range: 1...1_000_000)
+            )
         configuration.resend.summaryThreshold = try settings.int(.apiResendSummaryThreshold, default: 10, range: 1...configuration.resend.maxEntries)
         configuration.resend.summaryEventId = settings.string(.apiResendSummaryEvent, default: configuration.resend.summaryEventId)
         configuration.resend.payloadProfile = try settings.choice(.apiResendPayloadProfile, default: PayloadProfile.legacy)
         configuration.badgeSync = try settings.bool(.apiBadgeSync, default: false)
         if let token = settings.string(.apiAdminToken) {
-            configuration.admin = AdminConfiguration(token: token, partitions: try settings.int(.workerPartitions, default: 0, range: 0...PartitionLayout.maximumCount))
+            configuration.admin = AdminConfiguration(
+                token: token, partitions: try settings.int(.workerPartitions, default: 0, range: 0...PartitionLayout.maximumCount))
         }
         do {
             try configuration.validate()
@@ -91,11 +95,12 @@ enum APISettings {
 
     /// The bearer-token checker for `configuration` (HeraldHTTP carries introspection requests).
     static func makeAuthenticator(_ configuration: AuthenticationConfiguration, logger: Logger) async throws -> any Authenticator {
-        let jwt: (any Authenticator)? = if let jwt = configuration.jwt {
-            try await JWTVerifier(configuration: jwt)
-        } else {
-            nil
-        }
+        let jwt: (any Authenticator)? =
+            if let jwt = configuration.jwt {
+                try await JWTVerifier(configuration: jwt)
+            } else {
+                nil
+            }
         var opaque: (any Authenticator)?
         if let introspection = configuration.introspection {
             let transport = try HTTPIntrospectionTransport(logger: logger)

@@ -17,7 +17,8 @@ struct HTTPIntrospectionTransport: IntrospectionTransport {
         var fields = HTTPFields()
         for (name, value) in headers {
             guard let name = HTTPField.Name(name) else {
-                throw HTTPClientError(code: .invalidRequest, call: "HTTPIntrospectionTransport.post", detail: "header name \"\(name)\" is not an HTTP token", url: url)
+                throw HTTPClientError(
+                    code: .invalidRequest, call: "HTTPIntrospectionTransport.post", detail: "header name \"\(name)\" is not an HTTP token", url: url)
             }
             fields.append(HTTPField(name: name, value: value))
         }

@@ -7,9 +7,10 @@ struct SenderResendHandler: ResendHandler {
     let sender: any PushSender
 
     func send(_ push: ResendPush) async -> DeliveryOutcome {
-        await sender.send(PushDelivery(
-            deliveryKey: push.payload.deliveryKey, deviceId: push.deviceId, userId: push.userId, eventId: push.eventId,
-            position: push.position, target: push.target, payload: push.payload
-        ))
+        await sender.send(
+            PushDelivery(
+                deliveryKey: push.payload.deliveryKey, deviceId: push.deviceId, userId: push.userId, eventId: push.eventId,
+                position: push.position, target: push.target, payload: push.payload
+            ))
     }
 }

@@ -1,7 +1,7 @@
-import HeraldCore
 import ArgumentParser
 import Foundation
 import HeraldAPI
+import HeraldCore
 import HeraldDelivery
 import HeraldStore
 import Hummingbird

@@ -100,7 +100,9 @@ struct DeliveriesCommand: AsyncParsableCommand {
                 return
             }
             DeliveriesCommand.table(report.deliveries, withMessage: true)
-            Console.out("\(report.deliveries.count) deliveries to user \(user) since \(DeliveriesCommand.time(from))\(report.hasMore ? " (limit reached; --limit shows more)" : "")")
+            Console.out(
+                "\(report.deliveries.count) deliveries to user \(user) since \(DeliveriesCommand.time(from))\(report.hasMore ? " (limit reached; --limit shows more)" : "")"
+            )
         }
     }
 
@@ -140,14 +142,18 @@ struct DeliveriesCommand: AsyncParsableCommand {
             if let planned = copy.planned { line += ", \(planned) deliveries planned" }
             Console.out(line)
             if copy.claimedWithoutOutcome > 0 {
-                Console.out("  \(copy.claimedWithoutOutcome) claimed, no outcome recorded yet (in flight, or its worker stopped: sent again when the message comes back)")
+                Console.out(
+                    "  \(copy.claimedWithoutOutcome) claimed, no outcome recorded yet (in flight, or its worker stopped: sent again when the message comes back)"
+                )
             }
             if copy.repeats > 0 {
                 Console.out("  \(copy.repeats) repeat(s) dropped (AvoidDublication), the last at \(copy.lastRepeatAt.map(time) ?? "?")")
             }
         }
         for letter in report.deadLetters {
-            Console.out("  dead-lettered \(time(letter.createdAt)): \(letter.errorCode): \(letter.reason)\(letter.replayedAt.map { " (replayed \(time($0)))" } ?? "") [id \(letter.id)]")
+            Console.out(
+                "  dead-lettered \(time(letter.createdAt)): \(letter.errorCode): \(letter.reason)\(letter.replayedAt.map { " (replayed \(time($0)))" } ?? "") [id \(letter.id)]"
+            )
         }
         if !report.deliveries.isEmpty {
             Console.out("")

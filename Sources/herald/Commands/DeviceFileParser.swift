@@ -71,13 +71,17 @@ enum DeviceFileParser {
         }
         guard let deviceId = value("device_id") else { return .failure(RowError(reason: "device_id is missing")) }
         guard let platformName = value("platform") else { return .failure(RowError(reason: "platform is missing")) }
-        guard let platform = Platform(name: platformName) else { return .failure(RowError(reason: "platform '\(platformName.prefix(20))' is not ios or android")) }
+        guard let platform = Platform(name: platformName) else {
+            return .failure(RowError(reason: "platform '\(platformName.prefix(20))' is not ios or android"))
+        }
         guard let userId = value("user_id") else { return .failure(RowError(reason: "user_id is missing")) }
         guard let culture = value("culture") else { return .failure(RowError(reason: "culture is missing")) }
-        return .success(DeviceRegistration(
-            deviceId: deviceId, app: value("app"), platform: platform, token: value("token"), culture: culture, userId: userId,
-            zoneId: value("zone"), branchId: value("branch"), tags: Set(tags.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
-        ))
+        return .success(
+            DeviceRegistration(
+                deviceId: deviceId, app: value("app"), platform: platform, token: value("token"), culture: culture, userId: userId,
+                zoneId: value("zone"), branchId: value("branch"),
+                tags: Set(tags.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty })
+            ))
     }
 
     private static func splitTags(_ text: String) -> [String] {

@@ -1,6 +1,6 @@
-import HeraldCore
 import ArgumentParser
 import Foundation
+import HeraldCore
 import HeraldStore
 import HeraldWorker
 
@@ -88,7 +88,9 @@ struct DevicesCommand: AsyncParsableCommand {
                     if let tags = user.tags, !tags.isEmpty { text += " tags=\(tags.sorted().joined(separator: ";"))" }
                     return text
                 }.joined(separator: ", ")
-                Console.out("\(device.deviceId)\t\(device.app ?? "default")\t\(device.platform)\t\(device.token.map(LogKey.shortToken) ?? "-")\t\(device.culture)\t\(device.tokenState)\t\(device.nextPosition)\t\(users)")
+                Console.out(
+                    "\(device.deviceId)\t\(device.app ?? "default")\t\(device.platform)\t\(device.token.map(LogKey.shortToken) ?? "-")\t\(device.culture)\t\(device.tokenState)\t\(device.nextPosition)\t\(users)"
+                )
             }
             Console.out("\(devices.count) device(s)")
         }

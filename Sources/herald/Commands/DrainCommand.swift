@@ -46,13 +46,16 @@ struct DrainCommand: AsyncParsableCommand {
         await store.close()
         if terminal { Console.error("") }
         let s = final.statistics
-        Console.out("""
+        Console.out(
+            """
             Drain \(final.isComplete ? "complete" : "NOT complete after \(timeout)") in \(Console.duration(final.elapsed)): \
             consumed \(s.consumed), delivered \(s.delivered), skipped as duplicates \(s.skipped + s.duplicatesDropped), \
             dead-lettered \(s.deadLettered), failed \(s.failed), token dead \(s.tokenDead), no recipients \(s.noRecipients).
             """)
         if !final.isComplete {
-            Console.error("herald drain: \(final.queueDepth.map { "\($0) message(s) still queued" } ?? "queue depth unknown"), \(s.messagesInFlight) message(s) were in flight")
+            Console.error(
+                "herald drain: \(final.queueDepth.map { "\($0) message(s) still queued" } ?? "queue depth unknown"), \(s.messagesInFlight) message(s) were in flight"
+            )
             throw ExitCode.failure
         }
     }

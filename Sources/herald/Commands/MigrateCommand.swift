@@ -17,7 +17,10 @@ struct MigrateCommand: AsyncParsableCommand {
         do {
             let applied = try await RuntimeSettings.withStore(settings, logger: logger) { store in try await store.migrate() }
             let latest = Store.migrations.map(\.version).max() ?? 0
-            Console.out(applied.isEmpty ? "Schema is up to date (version \(latest))." : "Applied migrations \(applied.map(String.init).joined(separator: ", ")); schema version \(latest).")
+            Console.out(
+                applied.isEmpty
+                    ? "Schema is up to date (version \(latest))."
+                    : "Applied migrations \(applied.map(String.init).joined(separator: ", ")); schema version \(latest).")
         } catch {
             Console.error("herald migrate: \(error)")
             throw ExitCode.failure

@@ -89,7 +89,9 @@ struct PreviewCommand: ParsableCommand {
         print("EventType:     \(event.type.rawValue)")
         print("EventDateTime: \(event.dateTime)")
         print("EventFilters:  \(event.filters.isEmpty ? "(none)" : event.filters.map { "\($0.name)=\($0.value)" }.joined(separator: ", "))")
-        print("EventParams:   \(event.params.isEmpty ? "(none)" : event.params.enumerated().map { "{\($0.offset)} \($0.element.name)=\($0.element.value)" }.joined(separator: ", "))")
+        print(
+            "EventParams:   \(event.params.isEmpty ? "(none)" : event.params.enumerated().map { "{\($0.offset)} \($0.element.name)=\($0.element.value)" }.joined(separator: ", "))"
+        )
         for note in decoded.notes { print("note:          \(note)") }
 
         let culture = self.culture ?? event.filterValues(.cultureId).first ?? catalog.defaultCulture

@@ -78,7 +78,8 @@ struct PublishCommand: AsyncParsableCommand {
                 headers: headers, deliveryMode: .persistent,
                 messageID: messageID ?? (generateMessageID ? UUID().uuidString.lowercased() : nil), timestamp: Date(), appID: "herald publish"
             )
-            messages.append(AMQPOutgoingMessage(exchange: topology.exchange, routingKey: topology.routingKey, body: data, properties: properties, mandatory: true))
+            messages.append(
+                AMQPOutgoingMessage(exchange: topology.exchange, routingKey: topology.routingKey, body: data, properties: properties, mandatory: true))
         }
         if !messages.isEmpty {
             do {
@@ -91,7 +92,9 @@ struct PublishCommand: AsyncParsableCommand {
                 Console.error("herald publish: \(error)")
                 throw ExitCode.failure
             }
-            Console.out("Published \(messages.count) message(s) to exchange '\(topology.exchange)' with routing key '\(topology.routingKey)' (confirmed by the broker).")
+            Console.out(
+                "Published \(messages.count) message(s) to exchange '\(topology.exchange)' with routing key '\(topology.routingKey)' (confirmed by the broker)."
+            )
         }
         if failures > 0 {
             Console.error("herald publish: \(failures) file(s) not published")

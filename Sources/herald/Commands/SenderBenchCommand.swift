@@ -105,7 +105,8 @@ struct SenderBenchCommand: AsyncParsableCommand {
             return String(format: "%.1f µs/delivery (%.2f cores)", cpu / Double(deliveries) * 1e6, cpu / elapsed)
         }
         let which = only.map { $0 == .ios ? "APNs only" : "FCM only" } ?? "APNs and FCM alternating"
-        print("sender-bench: \(deliveries) deliveries (\(which)), in flight ≤ \(inFlight) per sender, \(connections) connection(s) per host, batches of \(batch)")
+        print(
+            "sender-bench: \(deliveries) deliveries (\(which)), in flight ≤ \(inFlight) per sender, \(connections) connection(s) per host, batches of \(batch)")
         print(String(format: "  elapsed          %.2f s", elapsed))
         print(String(format: "  deliveries/s     %.0f", Double(deliveries) / elapsed))
         print("  client CPU       \(perDelivery(clientCPU))")
@@ -142,7 +143,9 @@ struct SenderBenchCommand: AsyncParsableCommand {
         print("sender-bench --http-only: \(deliveries) GET requests, \(inFlight) in flight, \(connections) connection(s)")
         print(String(format: "  requests/s       %.0f", Double(deliveries) / elapsed))
         if let clientCPU { print(String(format: "  client CPU       %.1f µs/request (%.2f cores)", clientCPU / Double(deliveries) * 1e6, clientCPU / elapsed)) }
-        if let sandboxCPU { print(String(format: "  sandbox CPU      %.1f µs/request (%.2f cores)", sandboxCPU / Double(deliveries) * 1e6, sandboxCPU / elapsed)) }
+        if let sandboxCPU {
+            print(String(format: "  sandbox CPU      %.1f µs/request (%.2f cores)", sandboxCPU / Double(deliveries) * 1e6, sandboxCPU / elapsed))
+        }
     }
 
     /// `count` deliveries, iOS and Android alternating (or one platform), built by HeraldCore's
@@ -167,7 +170,8 @@ struct SenderBenchCommand: AsyncParsableCommand {
             )
             let key = DeliveryKey(messageKey: "bench-\(n)", deviceId: "device-\(n)", userId: "user-\(n)")
             let payload = try builder.build(rendered, event: event, target: target, deliveryKey: key, now: now, position: Int64(n))
-            return PushDelivery(deliveryKey: key, deviceId: "device-\(n)", userId: "user-\(n)", eventId: event.id, position: Int64(n), target: target, payload: payload)
+            return PushDelivery(
+                deliveryKey: key, deviceId: "device-\(n)", userId: "user-\(n)", eventId: event.id, position: Int64(n), target: target, payload: payload)
         }
     }
 
@@ -315,7 +319,8 @@ private struct SandboxManifest {
         defer { Task { await client.shutdown() } }
         let milliseconds = Double(delay.components.seconds) * 1000 + Double(delay.components.attoseconds) / 1e15
         let body = Array(#"{"delay_ms":\#(milliseconds)}"#.utf8)
-        let response = try await client.execute(HTTPClientRequest(method: .put, url: apnsURL + "/_sandbox/response-delay", headerFields: [.contentType: "application/json"], body: body))
+        let response = try await client.execute(
+            HTTPClientRequest(method: .put, url: apnsURL + "/_sandbox/response-delay", headerFields: [.contentType: "application/json"], body: body))
         guard response.status.kind == .successful else {
             throw ValidationError("the sandbox refused the response delay: \(response.status.code) \(response.bodyText)")
         }

@@ -1,7 +1,7 @@
-import HeraldCore
 import ArgumentParser
 import Foundation
 import HeraldAPI
+import HeraldCore
 import HeraldDelivery
 import HeraldStore
 import HeraldWorker
@@ -58,11 +58,14 @@ struct WorkerCommand: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: worker)]
         if let endpoint {
             services.append(.init(service: operationsMetrics(settings: settings, worker: worker, sender: sender, logger: logger)))
-            services.append(.init(service: APIServer.makeOperationsApplication(
-                host: endpoint.host, port: endpoint.port, store: store, readinessChecks: ["worker": WorkerNotConsuming.check(worker)],
-                metrics: PrometheusMetrics.render, logger: logger,
-                onServerRunning: { port in logger.info("Serving /metrics, /healthz and /readyz", metadata: [LogKey.listen: "\(endpoint.host):\(port)"]) }
-            )))
+            services.append(
+                .init(
+                    service: APIServer.makeOperationsApplication(
+                        host: endpoint.host, port: endpoint.port, store: store, readinessChecks: ["worker": WorkerNotConsuming.check(worker)],
+                        metrics: PrometheusMetrics.render, logger: logger,
+                        onServerRunning: { port in logger.info("Serving /metrics, /healthz and /readyz", metadata: [LogKey.listen: "\(endpoint.host):\(port)"])
+                        }
+                    )))
         }
         try await runGroup(services, worker: worker, store: store, logger: logger, name: "herald worker")
     }
@@ -109,7 +112,9 @@ struct WorkerCommand: AsyncParsableCommand {
 
     /// ``prepare(settings:logger:name:)`` that also returns the worker's sender, for a caller
     /// that sends through it too (`herald serve`'s resend route). The worker shuts it down.
-    static func prepareWithSender(settings: Settings, logger: Logger, name: String) async throws -> (worker: WorkerService, store: Store, sender: any PushSender) {
+    static func prepareWithSender(
+        settings: Settings, logger: Logger, name: String
+    ) async throws -> (worker: WorkerService, store: Store, sender: any PushSender) {
         let configuration: WorkerConfiguration
         let storeConfiguration: StoreConfiguration
         let sender: any PushSender

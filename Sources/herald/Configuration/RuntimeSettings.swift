@@ -63,7 +63,8 @@ enum RuntimeSettings {
         do {
             configuration = try StoreConfiguration(databaseURL: url, poolSize: poolSize)
         } catch {
-            throw ConfigurationError(.invalidValue, key: SettingKey.databaseURL.dotted, source: settings.lookup(.databaseURL)?.source, reason: error.description)
+            throw ConfigurationError(
+                .invalidValue, key: SettingKey.databaseURL.dotted, source: settings.lookup(.databaseURL)?.source, reason: error.description)
         }
         let database = configuration.database
         try checkTLSFiles(

@@ -1,5 +1,5 @@
-import HeraldCore
 import Foundation
+import HeraldCore
 import HeraldDelivery
 import HeraldHTTP
 import Logging
@@ -57,7 +57,8 @@ enum SenderSettings {
             guard apns != nil || fcm != nil else {
                 throw ConfigurationError(
                     .missing, key: SettingKey.workerSender.dotted,
-                    reason: "worker.sender is 'providers' but no provider is configured: set apns.topic with apns.key_path (or apns.cert_path), and/or fcm.service_account_path"
+                    reason:
+                        "worker.sender is 'providers' but no provider is configured: set apns.topic with apns.key_path (or apns.cert_path), and/or fcm.service_account_path"
                 )
             }
             var iosSender: APNsSender?
@@ -67,7 +68,8 @@ enum SenderSettings {
                 } catch {
                     throw configurationError(error, settings: settings, provider: "APNs")
                 }
-                logger.info("APNs sender ready", metadata: [LogKey.url: "\(apns.effectiveBaseURL)", LogKey.apps: "\(apns.apps.map(\.topic).joined(separator: ","))"])
+                logger.info(
+                    "APNs sender ready", metadata: [LogKey.url: "\(apns.effectiveBaseURL)", LogKey.apps: "\(apns.apps.map(\.topic).joined(separator: ","))"])
             }
             var androidSender: FCMSender?
             if let fcm {
@@ -89,7 +91,9 @@ enum SenderSettings {
         guard credentialKeys.contains(where: { settings.string($0) != nil }) else { return nil }
         let topics = settings.list(.apnsTopic)
         guard !topics.isEmpty else {
-            throw ConfigurationError(.missing, key: SettingKey.apnsTopic.dotted, reason: "APNs credentials are set but no bundle id: set apns.topic (comma separated, the default app first)")
+            throw ConfigurationError(
+                .missing, key: SettingKey.apnsTopic.dotted,
+                reason: "APNs credentials are set but no bundle id: set apns.topic (comma separated, the default app first)")
         }
         let certificates = settings.list(.apnsCertPath)
         guard certificates.isEmpty || certificates.count == 1 || certificates.count == topics.count else {

@@ -39,24 +39,41 @@ extension SettingKey {
     static let databasePoolSize = SettingKey("database", "pool_size", help: "Connections per process (default 4).")
 
     // MARK: worker
-    static let workerThreads = SettingKey("worker", "threads", help: "Lanes (the seed's number of threads): users whose notifications are in flight at once (default 64).")
+    static let workerThreads = SettingKey(
+        "worker", "threads", help: "Lanes (the seed's number of threads): users whose notifications are in flight at once (default 64).")
     static let workerSender = SettingKey("worker", "sender", help: "Where payloads go: log, null, or providers (APNs and FCM) (default log).")
     static let workerLogSenderFile = SettingKey("worker", "log_sender_file", help: "File the log sender appends to (default standard output).")
-    static let workerShutdownTimeout = SettingKey("worker", "shutdown_timeout", help: "Longest graceful shutdown before in-flight work is requeued (default 30s).")
-    static let workerDedupeRetention = SettingKey("worker", "dedupe_retention", help: "How long message keys are remembered for AvoidDublication (default 24h).")
+    static let workerShutdownTimeout = SettingKey(
+        "worker", "shutdown_timeout", help: "Longest graceful shutdown before in-flight work is requeued (default 30s).")
+    static let workerDedupeRetention = SettingKey(
+        "worker", "dedupe_retention", help: "How long message keys are remembered for AvoidDublication (default 24h).")
     static let workerMaxAttempts = SettingKey("worker", "max_attempts", help: "Attempts per delivery before it is recorded as failed (default 8).")
     static let workerMaxRetryDelay = SettingKey("worker", "max_retry_delay", help: "Longest wait between two attempts (default 5m).")
     static let workerPayloadProfile = SettingKey("worker", "payload_profile", help: "Payload shapes: legacy (seed 000) or modern (default legacy).")
-    static let workerLegacyBadge = SettingKey("worker", "legacy_badge", help: "Legacy payloads carry the unread count too (aps.badge, FCM data.badge); the modern profile always does (default false).")
-    static let workerPartitions = SettingKey("worker", "partitions", help: "Partition queues that keep each user's order across worker processes; 0 = off (default 0). Every process of an installation must use the same value.")
-    static let workerBroadcastCache = SettingKey("worker", "broadcast_cache", help: "How long the device list of a broadcast is reused (default 2s; 0 reads it every time).")
-    static let workerCircuitFailures = SettingKey("worker", "circuit_failures", help: "Provider faults (5xx, no connection, timeouts) within 10s, at least half of the answers, that open a provider's circuit breaker: its deliveries then wait in the broker (default 10; 0 = never open).")
-    static let workerCircuitOpen = SettingKey("worker", "circuit_open", help: "How long an open circuit breaker waits before it probes the provider (default 5s; doubles after each failed probe).")
+    static let workerLegacyBadge = SettingKey(
+        "worker", "legacy_badge",
+        help: "Legacy payloads carry the unread count too (aps.badge, FCM data.badge); the modern profile always does (default false).")
+    static let workerPartitions = SettingKey(
+        "worker", "partitions",
+        help:
+            "Partition queues that keep each user's order across worker processes; 0 = off (default 0). Every process of an installation must use the same value."
+    )
+    static let workerBroadcastCache = SettingKey(
+        "worker", "broadcast_cache", help: "How long the device list of a broadcast is reused (default 2s; 0 reads it every time).")
+    static let workerCircuitFailures = SettingKey(
+        "worker", "circuit_failures",
+        help:
+            "Provider faults (5xx, no connection, timeouts) within 10s, at least half of the answers, that open a provider's circuit breaker: its deliveries then wait in the broker (default 10; 0 = never open)."
+    )
+    static let workerCircuitOpen = SettingKey(
+        "worker", "circuit_open", help: "How long an open circuit breaker waits before it probes the provider (default 5s; doubles after each failed probe).")
     static let workerCircuitMaxOpen = SettingKey("worker", "circuit_max_open", help: "Longest wait between two probes of a failing provider (default 60s).")
-    static let workerMetricsListen = SettingKey("worker", "metrics_listen", help: "host:port where herald worker serves /metrics, /healthz and /readyz (default: none).")
+    static let workerMetricsListen = SettingKey(
+        "worker", "metrics_listen", help: "host:port where herald worker serves /metrics, /healthz and /readyz (default: none).")
 
     // MARK: templates
-    static let templatesDefaultCulture = SettingKey("templates", "default_culture", help: "Culture used when a device's culture has no template (default ru-RU).")
+    static let templatesDefaultCulture = SettingKey(
+        "templates", "default_culture", help: "Culture used when a device's culture has no template (default ru-RU).")
 
     // MARK: apns
     static let apnsKeyPath = SettingKey("apns", "key_path", help: "Token auth: the .p8 signing key from Apple.")
@@ -71,7 +88,8 @@ extension SettingKey {
     static let apnsCAPath = SettingKey("apns", "ca_path", help: "Extra CA certificate to trust (for the local sandbox).")
 
     // MARK: fcm
-    static let fcmServiceAccountPath = SettingKey("fcm", "service_account_path", help: "Service-account JSON key file(s), comma separated; one per Firebase project.")
+    static let fcmServiceAccountPath = SettingKey(
+        "fcm", "service_account_path", help: "Service-account JSON key file(s), comma separated; one per Firebase project.")
     static let fcmURL = SettingKey("fcm", "url", help: "Overrides the FCM base URL (for the local sandbox).")
     static let fcmCAPath = SettingKey("fcm", "ca_path", help: "Extra CA certificate to trust (for the local sandbox).")
 
@@ -86,21 +104,32 @@ extension SettingKey {
     static let apiJWTPublicKeyPath = SettingKey("api", "jwt_public_key_path", help: "RS256/ES256 public key (PEM) for bearer JWTs.")
     static let apiIntrospectionURL = SettingKey("api", "introspection_url", help: "OAuth2 token introspection endpoint (RFC 7662) for opaque tokens.")
     static let apiIntrospectionClientID = SettingKey("api", "introspection_client_id", help: "Client id for the introspection endpoint.")
-    static let apiIntrospectionClientSecret = SettingKey("api", "introspection_client_secret", secret: true, help: "Client secret for the introspection endpoint.")
-    static let apiIntrospectionCacheTTL = SettingKey("api", "introspection_cache_ttl", help: "How long an active introspection answer is reused, at most 60s (default 30s).")
-    static let apiIntrospectionTimeout = SettingKey("api", "introspection_timeout", help: "Longest wait for the introspection endpoint before answering 503 (default 5s).")
+    static let apiIntrospectionClientSecret = SettingKey(
+        "api", "introspection_client_secret", secret: true, help: "Client secret for the introspection endpoint.")
+    static let apiIntrospectionCacheTTL = SettingKey(
+        "api", "introspection_cache_ttl", help: "How long an active introspection answer is reused, at most 60s (default 30s).")
+    static let apiIntrospectionTimeout = SettingKey(
+        "api", "introspection_timeout", help: "Longest wait for the introspection endpoint before answering 503 (default 5s).")
     static let apiJWTLeeway = SettingKey("api", "jwt_leeway", help: "Clock skew allowed on JWT exp and nbf (default 30s).")
     static let apiJWTIssuer = SettingKey("api", "jwt_issuer", help: "When set, a JWT's iss must equal it.")
     static let apiJWTAudience = SettingKey("api", "jwt_audience", help: "When set, a JWT's aud must contain it.")
-    static let apiLegacyBasePath = SettingKey("api", "legacy_base_path", help: "Prefix of Subscribe.ashx and Unsubscribe.ashx, e.g. /PushNotification (default: none).")
+    static let apiLegacyBasePath = SettingKey(
+        "api", "legacy_base_path", help: "Prefix of Subscribe.ashx and Unsubscribe.ashx, e.g. /PushNotification (default: none).")
     static let apiMaxBodyBytes = SettingKey("api", "max_body_bytes", help: "Largest request body; larger gets 413 (default 65536).")
-    static let apiRateLimitPerSecond = SettingKey("api", "rate_limit_per_second", help: "Requests per second per user, refilled continuously; 0 disables (default 10).")
+    static let apiRateLimitPerSecond = SettingKey(
+        "api", "rate_limit_per_second", help: "Requests per second per user, refilled continuously; 0 disables (default 10).")
     static let apiRateLimitBurst = SettingKey("api", "rate_limit_burst", help: "Requests a user may make at once (default 40).")
-    static let apiResendSummaryThreshold = SettingKey("api", "resend_summary_threshold", help: "More missed pushes than this are replaced by one summary push on resend (default 10).")
-    static let apiResendSummaryEvent = SettingKey("api", "resend_summary_event", help: "Template event id of the summary push; {0} is the count (default MissedNotifications).")
-    static let apiBadgeSync = SettingKey("api", "badge_sync", help: "A read reported on one device counts on the user's other devices, which get a badge-only push (default false).")
-    static let apiAdminToken = SettingKey("api", "admin_token", secret: true, help: "Bearer key of the operators' /v1/admin routes (at least 32 characters); app users' tokens never open them (default: none, the routes are off).")
-    static let apiResendPayloadProfile = SettingKey("api", "resend_payload_profile", help: "Payload profile of the summary push: legacy or modern (default legacy).")
+    static let apiResendSummaryThreshold = SettingKey(
+        "api", "resend_summary_threshold", help: "More missed pushes than this are replaced by one summary push on resend (default 10).")
+    static let apiResendSummaryEvent = SettingKey(
+        "api", "resend_summary_event", help: "Template event id of the summary push; {0} is the count (default MissedNotifications).")
+    static let apiBadgeSync = SettingKey(
+        "api", "badge_sync", help: "A read reported on one device counts on the user's other devices, which get a badge-only push (default false).")
+    static let apiAdminToken = SettingKey(
+        "api", "admin_token", secret: true,
+        help: "Bearer key of the operators' /v1/admin routes (at least 32 characters); app users' tokens never open them (default: none, the routes are off).")
+    static let apiResendPayloadProfile = SettingKey(
+        "api", "resend_payload_profile", help: "Payload profile of the summary push: legacy or modern (default legacy).")
 
     // MARK: log
     static let logLevel = SettingKey("log", "level", help: "trace, debug, info, notice, warning, error or critical (default info).")

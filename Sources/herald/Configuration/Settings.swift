@@ -49,7 +49,8 @@ struct Settings: Sendable {
         guard let value = string(key) else {
             throw ConfigurationError(
                 .missing, key: key.dotted,
-                reason: "not set; use --\(key.name.replacingOccurrences(of: "_", with: "-")), \(key.environmentName) or `\(key.dotted)` in the configuration file"
+                reason:
+                    "not set; use --\(key.name.replacingOccurrences(of: "_", with: "-")), \(key.environmentName) or `\(key.dotted)` in the configuration file"
             )
         }
         return value

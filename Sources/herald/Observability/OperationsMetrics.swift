@@ -50,7 +50,8 @@ struct OperationsMetrics: Service {
         var counters: [String: Counter] = [:]
         for provider in Self.providers {
             for outcome in Self.outcomes {
-                counters["\(provider)/\(outcome)"] = Counter(label: "herald_provider_deliveries_total", dimensions: [("provider", provider), ("outcome", outcome)])
+                counters["\(provider)/\(outcome)"] = Counter(
+                    label: "herald_provider_deliveries_total", dimensions: [("provider", provider), ("outcome", outcome)])
             }
             counters["\(provider)/credential"] = Counter(label: "herald_provider_credential_errors_total", dimensions: [("provider", provider)])
         }

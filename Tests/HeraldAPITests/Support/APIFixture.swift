@@ -55,9 +55,11 @@ struct APIFixture: Sendable {
     /// Notifications "sent" to a device, as the worker records them: claimed, then recorded
     /// sent with their payloads (positions follow the device's numbering).
     func logSent(deviceId: String, user: String, count: Int, app: String? = nil, prefix: String = "m") async throws {
-        try await JournalSeed.record(store, deviceId: deviceId, app: app, userId: user, messageKeys: (1...count).map { "\(prefix)\($0)" }, payload: { n in
-            #"{"aps":{"alert":"push \#(n)","acme_eid":"TransferIssued","acme_userid":"\#(user)","acme_params":[]}}"#
-        })
+        try await JournalSeed.record(
+            store, deviceId: deviceId, app: app, userId: user, messageKeys: (1...count).map { "\(prefix)\($0)" },
+            payload: { n in
+                #"{"aps":{"alert":"push \#(n)","acme_eid":"TransferIssued","acme_userid":"\#(user)","acme_params":[]}}"#
+            })
     }
 }
 

@@ -38,9 +38,12 @@ struct InvalidRequests {
         ]
         for value in hostile {
             let escaped = value.replacingOccurrences(of: "\u{0}", with: "\\u0000")
-            templates.append(Request(method: .post, path: "/Subscribe.ashx", headers: good, body: #"{"os":"\#(escaped)","culture":"ru-ru","id":"1","uri":"none"}"#))
+            templates.append(
+                Request(method: .post, path: "/Subscribe.ashx", headers: good, body: #"{"os":"\#(escaped)","culture":"ru-ru","id":"1","uri":"none"}"#))
             templates.append(Request(method: .put, path: "/v1/devices/d", headers: good, body: #"{"platform":"ios","token":"\#(escaped)","culture":"ru-RU"}"#))
-            templates.append(Request(method: .put, path: "/v1/devices/d", headers: good, body: #"{"platform":"ios","token":"none","culture":"ru-RU","tags":["\#(escaped)"]}"#))
+            templates.append(
+                Request(
+                    method: .put, path: "/v1/devices/d", headers: good, body: #"{"platform":"ios","token":"none","culture":"ru-RU","tags":["\#(escaped)"]}"#))
         }
         return (0..<count).map { templates[$0 % templates.count] }
     }

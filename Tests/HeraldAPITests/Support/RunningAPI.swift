@@ -41,7 +41,8 @@ final class RunningAPI: Sendable {
             try await waitUntil("herald \(command) listening", timeout: timeout) {
                 let text = output.text
                 if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("herald \(command) listening on ") }),
-                    let value = line.split(separator: ":").last.flatMap({ Int($0) }) {
+                    let value = line.split(separator: ":").last.flatMap({ Int($0) })
+                {
                     port = value
                     return true
                 }

@@ -12,12 +12,19 @@ enum JSONNode: Decodable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONNode].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONNode].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONNode].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONNode].self))
+        }
     }
 
     init(json bytes: [UInt8]) throws {
@@ -64,7 +71,8 @@ struct SchemaValidator {
         if let choices = schema["anyOf"] as? [[String: Any]], !choices.contains(where: { validate(value, against: $0, path: path).isEmpty }) {
             problems.append("\(path): matches none of anyOf")
         }
-        if let condition = schema["if"] as? [String: Any], let then = schema["then"] as? [String: Any], validate(value, against: condition, path: path).isEmpty {
+        if let condition = schema["if"] as? [String: Any], let then = schema["then"] as? [String: Any], validate(value, against: condition, path: path).isEmpty
+        {
             problems += validate(value, against: then, path: path)
         }
         if let constant = schema["const"], !Self.equal(value, constant) {

@@ -110,10 +110,11 @@ final class RecordingSender: PushSender {
             case .permanentFailure:
                 return .permanentFailure(reason: "BadTopic")
             default:
-                state.sent.append(Sent(
-                    key: delivery.deliveryKey, userId: delivery.userId, deviceId: delivery.deviceId, token: token, platform: delivery.platform,
-                    eventId: delivery.eventId, position: delivery.position, body: delivery.payload.body, time: .now
-                ))
+                state.sent.append(
+                    Sent(
+                        key: delivery.deliveryKey, userId: delivery.userId, deviceId: delivery.deviceId, token: token, platform: delivery.platform,
+                        eventId: delivery.eventId, position: delivery.position, body: delivery.payload.body, time: .now
+                    ))
                 return .sent
             }
         }

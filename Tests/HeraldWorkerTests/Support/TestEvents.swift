@@ -25,12 +25,15 @@ enum TestEvents {
     }
 
     /// An event for `users` with `parameters`, unique by `sequence` (its timestamp's fraction).
-    static func xml(eventId: String = "TransferIssued", users: [String], parameters: [String] = ["100.00", "RUB"], sequence: Int, type: String = "Message") -> Data {
+    static func xml(
+        eventId: String = "TransferIssued", users: [String], parameters: [String] = ["100.00", "RUB"], sequence: Int, type: String = "Message"
+    ) -> Data {
         let filters = users.map { #"<Filter name="UserId" value="\#($0)" />"# }.joined()
         let params = parameters.enumerated().map { #"<EventParam name="p\#($0.offset)" value="\#($0.element)" />"# }.joined()
         let fraction = String(format: "%07d", sequence % 10_000_000)
         let seconds = String(format: "%02d", sequence / 10_000_000 % 60)
-        return Data("""
+        return Data(
+            """
             <PushNotification><EventId>\(eventId)</EventId><EventType>\(type)</EventType>\
             <EventDateTime>2015-04-30T17:32:\(seconds).\(fraction)+03:00</EventDateTime>\
             <EventFilters>\(filters)</EventFilters><EventParams>\(params)</EventParams></PushNotification>
@@ -40,7 +43,9 @@ enum TestEvents {
     /// A 64-hex-digit APNs token for `n` (the sandbox checks the format).
     static func apnsToken(_ n: Int) -> String { String(format: "%064x", n) }
 
-    static func device(_ id: String, user: String, platform: Platform = .ios, token: String? = nil, culture: String = "ru-RU", zone: String? = nil, branch: String? = nil) -> DeviceRegistration {
+    static func device(
+        _ id: String, user: String, platform: Platform = .ios, token: String? = nil, culture: String = "ru-RU", zone: String? = nil, branch: String? = nil
+    ) -> DeviceRegistration {
         DeviceRegistration(deviceId: id, platform: platform, token: token ?? "token-\(id)", culture: culture, userId: user, zoneId: zone, branchId: branch)
     }
 }

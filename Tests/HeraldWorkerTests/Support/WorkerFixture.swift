@@ -99,7 +99,8 @@ struct WorkerFixture: Sendable {
         configuration.reconnectMaxDelay = .seconds(1)
         configuration.storeRetryInitialDelay = .milliseconds(50)
         configuration.storeRetryMaxDelay = .milliseconds(500)
-        configuration.retryPolicy = RetryPolicy(initialDelay: .milliseconds(50), maxDelay: .milliseconds(200), jitter: 0, maxAttempts: 6, maxElapsed: .seconds(30))
+        configuration.retryPolicy = RetryPolicy(
+            initialDelay: .milliseconds(50), maxDelay: .milliseconds(200), jitter: 0, maxAttempts: 6, maxElapsed: .seconds(30))
         configuration.broadcastAudienceTTL = .zero
         return configuration
     }

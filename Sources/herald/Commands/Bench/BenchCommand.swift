@@ -208,17 +208,19 @@ struct BenchCommand: AsyncParsableCommand {
                 let sandbox = try await BenchSandbox(responseDelay: delay)
                 do {
                     var run = try await runner.pipeline(
-                        "providers\(Int(delay.seconds * 1000))", events: providerEvents, lanes: threads, sender: try sandbox.providerSender(logger: runner.logger),
+                        "providers\(Int(delay.seconds * 1000))", events: providerEvents, lanes: threads,
+                        sender: try sandbox.providerSender(logger: runner.logger),
                         sandbox: sandbox
                     )
                     run.sandboxDelayMilliseconds = delay.seconds * 1000
                     result.providers.append(run)
                     if broadcastDevices > 0, delay == .zero {
                         runner.progress("broadcast to \(broadcastDevices) devices, APNs/FCM senders to the sandbox")
-                        result.broadcasts.append(try await runner.broadcast(
-                            devices: broadcastDevices, sender: try sandbox.providerSender(logger: runner.logger), label: "APNs/FCM senders, sandbox",
-                            sandbox: sandbox
-                        ))
+                        result.broadcasts.append(
+                            try await runner.broadcast(
+                                devices: broadcastDevices, sender: try sandbox.providerSender(logger: runner.logger), label: "APNs/FCM senders, sandbox",
+                                sandbox: sandbox
+                            ))
                     }
                 } catch {
                     sandbox.stop()
@@ -241,9 +243,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     static var build: String {
         #if DEBUG
-        "debug"
+            "debug"
         #else
-        "release"
+            "release"
         #endif
     }
 }

@@ -55,7 +55,9 @@ struct BenchProbe: Sendable {
         return reading
     }
 
-    static func costs(from start: Reading, to end: Reading, deliveries: Int, tables: Set<String> = ["journal", "messages", "device_positions", "devices"]) -> Costs {
+    static func costs(
+        from start: Reading, to end: Reading, deliveries: Int, tables: Set<String> = ["journal", "messages", "device_positions", "devices"]
+    ) -> Costs {
         let n = Double(max(1, deliveries))
         let seconds = max(1e-9, (end.at - start.at).seconds)
         func diff(_ a: Double?, _ b: Double?) -> Double? { a.flatMap { a in b.map { $0 - a } } }

@@ -131,9 +131,15 @@ struct BenchResult: Codable, Sendable {
 
     var table: String {
         var lines: [String] = []
-        lines.append("Herald benchmark (\(build) build, \(date); \(machine.cores) cores, \(String(format: "%.0f", machine.memoryGigabytes)) GiB, load average at start \(machine.loadAverage))")
-        lines.append("  workload: \(events) events (80% one user, 15% three users, 5% broadcast to \(broadcastDevices) devices) → \(deliveriesPerRun) deliveries; \(users) users")
-        lines.append("  broker: \(queueType) durable queue, persistent messages, prefetch \(prefetch); pipeline: \(lanes) lanes, null sender; PostgreSQL synchronous_commit=\(synchronousCommit ?? "?")")
+        lines.append(
+            "Herald benchmark (\(build) build, \(date); \(machine.cores) cores, \(String(format: "%.0f", machine.memoryGigabytes)) GiB, load average at start \(machine.loadAverage))"
+        )
+        lines.append(
+            "  workload: \(events) events (80% one user, 15% three users, 5% broadcast to \(broadcastDevices) devices) → \(deliveriesPerRun) deliveries; \(users) users"
+        )
+        lines.append(
+            "  broker: \(queueType) durable queue, persistent messages, prefetch \(prefetch); pipeline: \(lanes) lanes, null sender; PostgreSQL synchronous_commit=\(synchronousCommit ?? "?")"
+        )
         lines.append("")
         lines.append("  run                              seconds    events/s   deliveries/s   vs bare")
         if let bare {
@@ -141,7 +147,9 @@ struct BenchResult: Codable, Sendable {
         }
         for (index, round) in rounds.enumerated() {
             let label = rounds.count == 1 ? "full pipeline (null sender)" : "full pipeline, round \(index + 1)"
-            lines.append("  \(label.padding(toLength: 31, withPad: " ", startingAt: 0))\(f(round.seconds, 7, 2))  \(f(round.eventRate, 10, 0))  \(f(round.deliveryRate, 13, 0))  \(ratio(round))")
+            lines.append(
+                "  \(label.padding(toLength: 31, withPad: " ", startingAt: 0))\(f(round.seconds, 7, 2))  \(f(round.eventRate, 10, 0))  \(f(round.deliveryRate, 13, 0))  \(ratio(round))"
+            )
         }
         if rounds.count >= 5 {
             let change = (rounds[4].eventRate / rounds[1].eventRate - 1) * 100
@@ -150,12 +158,18 @@ struct BenchResult: Codable, Sendable {
         if let pipeline {
             let c = pipeline.costs
             lines.append("")
-            lines.append("  per delivery (pipeline)        worker CPU \(us(c.workerCPUMicroseconds)), PostgreSQL CPU \(us(c.postgresCPUMicroseconds)), RabbitMQ CPU \(us(c.brokerCPUMicroseconds))")
-            lines.append("                                 WAL \(c.walBytes.map { String(format: "%.0f bytes", $0) } ?? "-"), row writes \(c.rowWrites.map { String(format: "%.2f", $0) } ?? "-")")
-            lines.append("  cores busy                     worker \(cores(c.workerCores)), PostgreSQL \(cores(c.postgresCores)), RabbitMQ \(cores(c.brokerCores))")
+            lines.append(
+                "  per delivery (pipeline)        worker CPU \(us(c.workerCPUMicroseconds)), PostgreSQL CPU \(us(c.postgresCPUMicroseconds)), RabbitMQ CPU \(us(c.brokerCPUMicroseconds))"
+            )
+            lines.append(
+                "                                 WAL \(c.walBytes.map { String(format: "%.0f bytes", $0) } ?? "-"), row writes \(c.rowWrites.map { String(format: "%.2f", $0) } ?? "-")"
+            )
+            lines.append(
+                "  cores busy                     worker \(cores(c.workerCores)), PostgreSQL \(cores(c.postgresCores)), RabbitMQ \(cores(c.brokerCores))")
         }
         for run in latency {
-            lines.append("  publish→sent at a steady \(run.rate) events/s (\(run.events) events): p50 \(ms(run.p50Milliseconds)), p99 \(ms(run.p99Milliseconds))")
+            lines.append(
+                "  publish→sent at a steady \(run.rate) events/s (\(run.events) events): p50 \(ms(run.p50Milliseconds)), p99 \(ms(run.p99Milliseconds))")
         }
         if !byLanes.isEmpty {
             lines.append("")
@@ -167,15 +181,21 @@ struct BenchResult: Codable, Sendable {
             lines.append("  real APNs/FCM senders → herald sandbox     deliveries/s   worker CPU/delivery   sandbox CPU/delivery")
             for run in providers {
                 let label = "sandbox answering after \(String(format: "%.0f", run.sandboxDelayMilliseconds ?? 0)) ms"
-                lines.append("  \(label.padding(toLength: 41, withPad: " ", startingAt: 0))\(f(run.deliveryRate, 14, 0))   \(us(run.costs.workerCPUMicroseconds).leftPad(19))   \(us(run.sandboxCPUMicroseconds).leftPad(20))\(run.failed.map { $0 > 0 ? "  (\($0) not sent)" : "" } ?? "")")
+                lines.append(
+                    "  \(label.padding(toLength: 41, withPad: " ", startingAt: 0))\(f(run.deliveryRate, 14, 0))   \(us(run.costs.workerCPUMicroseconds).leftPad(19))   \(us(run.sandboxCPUMicroseconds).leftPad(20))\(run.failed.map { $0 > 0 ? "  (\($0) not sent)" : "" } ?? "")"
+                )
             }
             if let null = pipeline { lines.append("  (null sender, same pipeline: \(f(null.deliveryRate, 0, 0)) deliveries/s)") }
         }
         for run in broadcasts {
-            lines.append("  broadcast to \(run.devices) devices, \(run.label): every delivery recorded after \(String(format: "%.2f s", run.seconds)) (\(run.deliveries) sent)")
+            lines.append(
+                "  broadcast to \(run.devices) devices, \(run.label): every delivery recorded after \(String(format: "%.2f s", run.seconds)) (\(run.deliveries) sent)"
+            )
         }
         if let backlog {
-            lines.append("  backlog of \(backlog.messages) messages: \(backlog.consumed) consumed in \(String(format: "%.0f s", backlog.seconds)), peak RSS \(backlog.peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")")
+            lines.append(
+                "  backlog of \(backlog.messages) messages: \(backlog.consumed) consumed in \(String(format: "%.0f s", backlog.seconds)), peak RSS \(backlog.peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")"
+            )
         }
         lines.append("  peak RSS of the run: \(peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")")
         return lines.joined(separator: "\n")

@@ -159,16 +159,20 @@ final class BenchRunner: Sendable {
         let before = await probe.read()
         let (_, delivered, _) = try await drain(configuration, sender: sender) { worker in
             let published = ContinuousClock.now
-            try await amqp.publish(AMQPOutgoingMessage(
-                exchange: configuration.topology.exchange, routingKey: configuration.topology.routingKey,
-                body: workload.broadcastBody(salt: Int.random(in: 0..<1_000_000)), properties: AMQPProperties(contentType: "application/xml", deliveryMode: .persistent)
-            ))
+            try await amqp.publish(
+                AMQPOutgoingMessage(
+                    exchange: configuration.topology.exchange, routingKey: configuration.topology.routingKey,
+                    body: workload.broadcastBody(salt: Int.random(in: 0..<1_000_000)),
+                    properties: AMQPProperties(contentType: "application/xml", deliveryMode: .persistent)
+                ))
             try await Self.wait(until: { worker.statistics.acked >= 1 }, what: "the broadcast")
             result.seconds = (ContinuousClock.now - published).seconds
         }
         result.deliveries = delivered
         result.workerCPUMicroseconds = BenchProbe.costs(from: before, to: await probe.read(), deliveries: delivered).workerCPUMicroseconds
-        if let sandboxBefore, let after = sandbox?.cpuSeconds, delivered > 0 { result.sandboxCPUMicroseconds = (after - sandboxBefore) / Double(delivered) * 1e6 }
+        if let sandboxBefore, let after = sandbox?.cpuSeconds, delivered > 0 {
+            result.sandboxCPUMicroseconds = (after - sandboxBefore) / Double(delivered) * 1e6
+        }
         return result
     }
 
@@ -203,7 +207,9 @@ final class BenchRunner: Sendable {
         let queue = "\(base.topology.queue).\(name)"
         configuration.topology = HeraldTopology(exchange: queue + ".x", queue: queue, queueType: base.topology.queueType)
         configuration.lanes = lanes
-        queues.add(configuration.topology.queue, configuration.topology.deadLetterQueue, exchanges: configuration.topology.exchange, configuration.topology.deadLetterExchange)
+        queues.add(
+            configuration.topology.queue, configuration.topology.deadLetterQueue, exchanges: configuration.topology.exchange,
+            configuration.topology.deadLetterExchange)
         try await amqp.declare(configuration.topology)
         return configuration
     }
@@ -233,7 +239,8 @@ final class BenchRunner: Sendable {
                     contentType: "application/xml", headers: ["timestamp_in_ms": .int(Int64((Date().timeIntervalSince1970 * 1000).rounded()))],
                     deliveryMode: .persistent
                 )
-                return AMQPOutgoingMessage(exchange: topology.exchange, routingKey: topology.routingKey, body: workload.body(index, salt: salt), properties: properties)
+                return AMQPOutgoingMessage(
+                    exchange: topology.exchange, routingKey: topology.routingKey, body: workload.body(index, salt: salt), properties: properties)
             }
             try await amqp.publishBatch(batch)
             sent += batch.count

@@ -29,7 +29,9 @@ final class BenchSandbox {
         try process.run()
         let configuration = directory.appendingPathComponent("herald.yaml")
         let deadline = ContinuousClock.now + .seconds(30)
-        while !FileManager.default.fileExists(atPath: configuration.path) || !FileManager.default.fileExists(atPath: directory.appendingPathComponent("sandbox.json").path) {
+        while !FileManager.default.fileExists(atPath: configuration.path)
+            || !FileManager.default.fileExists(atPath: directory.appendingPathComponent("sandbox.json").path)
+        {
             guard process.isRunning, ContinuousClock.now < deadline else {
                 stop()
                 throw BenchError("herald sandbox did not start (exit status \(process.isRunning ? "none yet" : "\(process.terminationStatus)"))")

@@ -67,7 +67,8 @@ struct BenchWorkload: Sendable {
         filters += #"<Filter name="CultureId" value="ru-RU" /><Filter name="ZoneId" value="\#(zone)" />"#
         let fraction = String(format: "%07d", (index * 13 + salt) % 10_000_000)
         let seconds = String(format: "%02d", index / 10_000_000 % 60)
-        return Data("""
+        return Data(
+            """
             <PushNotification><EventId>\(eventId)</EventId><EventType>Message</EventType>\
             <EventDateTime>2015-04-30T17:32:\(seconds).\(fraction)+03:00</EventDateTime>\
             <EventFilters>\(filters)</EventFilters>\
@@ -78,7 +79,8 @@ struct BenchWorkload: Sendable {
 
     /// One broadcast event to every device of ``broadcastBranch``.
     func broadcastBody(salt: Int) -> Data {
-        Data("""
+        Data(
+            """
             <PushNotification><EventId>\(eventId)</EventId><EventType>Message</EventType>\
             <EventDateTime>2015-04-30T17:32:00.\(String(format: "%07d", salt % 10_000_000))+03:00</EventDateTime>\
             <EventFilters><Filter name="UserId" value="0" /><Filter name="BranchId" value="\(broadcastBranch)" /></EventFilters>\
