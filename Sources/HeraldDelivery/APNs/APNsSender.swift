@@ -35,7 +35,7 @@ import Synchronization
 /// behind its own lock (the gate, the counters, the token cache), so no call needs to hop onto
 /// an executor. `send` and `submit` may be called from anywhere, concurrently. Call
 /// ``shutdown()`` when done.
-public final class APNsSender: PushSender {
+public final class APNsSender: PushSender, DispatchingSender {
     public let configuration: APNsConfiguration
     private let apps: [String: Route]
     private let defaultTopic: String
@@ -112,14 +112,10 @@ public final class APNsSender: PushSender {
         self.clients = clients
     }
 
-    public func send(_ delivery: PushDelivery) async -> DeliveryOutcome {
-        await SingleSend.run { abandoned, completion in self.dispatch(delivery, abandoned: abandoned, completion: completion) }
-    }
+    public func send(_ delivery: PushDelivery) async -> DeliveryOutcome { await sendThroughDispatch(delivery) }
 
     public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
-        for (index, delivery) in deliveries.enumerated() {
-            dispatch(delivery, abandoned: nil) { completion(index, $0) }
-        }
+        submitThroughDispatch(deliveries, completion: completion)
     }
 
     /// Counters since the sender started.
@@ -142,7 +138,7 @@ public final class APNsSender: PushSender {
     /// Sends `delivery` once a permit is free and reports its outcome to `completion`, once.
     /// `abandoned` (from ``send(_:)``) says the caller stopped waiting before the permit came:
     /// the delivery is then not sent.
-    private func dispatch(_ delivery: PushDelivery, abandoned: (@Sendable () -> Bool)?, completion: @escaping @Sendable (DeliveryOutcome) -> Void) {
+    func dispatch(_ delivery: PushDelivery, abandoned: (@Sendable () -> Bool)?, completion: @escaping @Sendable (DeliveryOutcome) -> Void) {
         let finish: @Sendable (DeliveryOutcome) -> Void = { [self] outcome in
             counters.withLock { $0.count(outcome) }
             if outcome != .sent { logger.debugRefusal("APNs did not accept a notification", delivery: delivery, outcome: outcome) }

@@ -29,7 +29,7 @@ import Synchronization
 /// Thread rules: a `Sendable` class, not an actor: everything it holds is immutable or behind
 /// its own lock, so no call needs to hop onto an executor. `send` and `submit` may be called
 /// from anywhere, concurrently. Call ``shutdown()`` when done.
-public final class FCMSender: PushSender {
+public final class FCMSender: PushSender, DispatchingSender {
     /// One project: its token provider (which holds the service account) and its send URL.
     private struct Project: Sendable {
         let tokens: FCMAccessTokenProvider
@@ -72,14 +72,10 @@ public final class FCMSender: PushSender {
         self.projects = projects
     }
 
-    public func send(_ delivery: PushDelivery) async -> DeliveryOutcome {
-        await SingleSend.run { abandoned, completion in self.dispatch(delivery, abandoned: abandoned, completion: completion) }
-    }
+    public func send(_ delivery: PushDelivery) async -> DeliveryOutcome { await sendThroughDispatch(delivery) }
 
     public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
-        for (index, delivery) in deliveries.enumerated() {
-            dispatch(delivery, abandoned: nil) { completion(index, $0) }
-        }
+        submitThroughDispatch(deliveries, completion: completion)
     }
 
     /// Counters since the sender started.
@@ -104,7 +100,7 @@ public final class FCMSender: PushSender {
     /// Sends `delivery` once a permit is free and reports its outcome to `completion`, once.
     /// `abandoned` (from ``send(_:)``) says the caller stopped waiting before the permit came:
     /// the delivery is then not sent.
-    private func dispatch(_ delivery: PushDelivery, abandoned: (@Sendable () -> Bool)?, completion: @escaping @Sendable (DeliveryOutcome) -> Void) {
+    func dispatch(_ delivery: PushDelivery, abandoned: (@Sendable () -> Bool)?, completion: @escaping @Sendable (DeliveryOutcome) -> Void) {
         let finish: @Sendable (DeliveryOutcome) -> Void = { [self] outcome in
             counters.withLock { $0.count(outcome) }
             if outcome != .sent { logger.debugRefusal("FCM did not accept a message", delivery: delivery, outcome: outcome) }
