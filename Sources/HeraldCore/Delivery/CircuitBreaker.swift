@@ -133,12 +133,6 @@ public struct CircuitBreaker: Sendable {
         }
     }
 
-    /// Half-open, and the probe will not be answered (it was not sent after all): the next
-    /// delivery probes.
-    public mutating func probeAbandoned() {
-        if case .halfOpen = state { state = .halfOpen(probing: false) }
-    }
-
     /// Closed with no fault in a current window: nothing to remember.
     public var isResting: Bool { state == .closed && windowStart == nil }
 

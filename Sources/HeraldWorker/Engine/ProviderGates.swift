@@ -94,7 +94,4 @@ struct ProviderGates {
     func heldCount(_ platform: Platform) -> Int {
         held.reduce(0) { $0 + ($1.key.platform == platform ? $1.value.count : 0) }
     }
-
-    /// Breakers not closed, with their state (the circuit gauge).
-    var states: [(Key, CircuitBreaker.State)] { breakers.map { ($0.key, $0.value.state) } }
 }
