@@ -127,7 +127,10 @@ let package = Package(
                 // The change listener counts the subscription changes it applied.
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
-            resources: [.embedInCode("Migrations/0001_initial.sql"), .embedInCode("Migrations/0002_journal.sql"), .embedInCode("Migrations/0003_support.sql")],
+            resources: [
+                .embedInCode("Migrations/0001_initial.sql"), .embedInCode("Migrations/0002_journal.sql"), .embedInCode("Migrations/0003_support.sql"),
+                .embedInCode("Migrations/0004_journal_message_index.sql"),
+            ],
             swiftSettings: strict
         ),
 
