@@ -76,21 +76,8 @@ struct DashboardMetricsTests {
 
         try await WorkerFixture.with { fixture in
             try await fixture.store.devices.importDevices([TestEvents.device("d1", user: "u1")])
-            let environment = WorkerProcessEnvironment.make(
-                fixture,
-                extra: [
-                    "HERALD_WORKER_METRICS_LISTEN": "127.0.0.1:0", "HERALD_WORKER_SENDER": "null", "HERALD_LOG_LEVEL": "info",
-                ])
-            let worker = try HeraldProcess(["worker"], environment: environment, outputDirectory: WorkerProcessEnvironment.outputDirectory)
-            var port = 0
-            try await waitUntil("the worker's endpoint", timeout: .seconds(30)) {
-                guard worker.isRunning else { throw TestEnvironmentError("herald worker exited: \(worker.stderr)") }
-                let line = worker.stderr.split(separator: "\n").first { $0.contains("herald.listen=127.0.0.1:") }
-                port = line.flatMap { $0.split(separator: ":").last }.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
-                return port > 0
-            }
+            let (worker, base) = try await WorkerProcessEnvironment.startWithEndpoint(fixture)
             let client = try HTTPClient()
-            let base = "http://127.0.0.1:\(port)"
             try await waitUntil("the worker to consume", timeout: .seconds(30)) {
                 try await client.execute(HTTPClientRequest(url: "\(base)/readyz")).status == 200
             }

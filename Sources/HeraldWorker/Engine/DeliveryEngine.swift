@@ -188,17 +188,18 @@ final class DeliveryEngine: Sendable {
     private func handleOutcome(
         _ delivery: Delivery, _ outcome: DeliveryOutcome, state: inout LoopState, released: inout [Lanes.Release]
     ) {
+        // No breaker exists and the provider answered: nothing to count, nothing is blocked.
         if outcome.isProviderFault || state.gates.isWatching {
             let provider = ProviderGates.Key(delivery.recipient)
             if let change = state.gates.record(outcome, for: provider, probe: delivery.isProbe, now: ContinuousClock.now) {
                 gateChanged(change, state: &state, released: &released)
             }
             delivery.isProbe = false
-        }
-        if case .retryAfter(_, let reason, _) = outcome, state.gates.isBlocked(ProviderGates.Key(delivery.recipient)) {
-            // Its provider is failing: wait in the broker, not here.
-            deferDelivery(delivery, reason: reason, state: &state, released: &released)
-            return
+            if case .retryAfter(_, let reason, _) = outcome, state.gates.isBlocked(provider) {
+                // Its provider is failing: wait in the broker, not here.
+                deferDelivery(delivery, reason: reason, state: &state, released: &released)
+                return
+            }
         }
         switch outcome {
         case .sent, .permanentFailure:

@@ -56,16 +56,12 @@ struct ParkedDeliveries {
     /// Removes and returns the deliveries that match, earliest first.
     mutating func removeAll(where matches: (Delivery) -> Bool) -> [Delivery] {
         guard heap.contains(where: { matches($0.delivery) }) else { return [] }
-        let removed = heap.filter { matches($0.delivery) }.sorted { $0.precedes($1) }.map(\.delivery)
-        let kept = heap.filter { !matches($0.delivery) }
-        heap.removeAll()
-        perPlatform.removeAll()
-        for entry in kept.sorted(by: { $0.precedes($1) }) {
-            // Re-inserted in order: a sorted array is a valid heap.
-            heap.append(entry)
-            perPlatform[entry.delivery.recipient.subscription.platform, default: 0] += 1
-        }
-        return removed
+        // A sorted array is a valid heap: sort once, split it.
+        let sorted = heap.sorted { $0.precedes($1) }
+        heap = sorted.filter { !matches($0.delivery) }
+        perPlatform = [:]
+        for entry in heap { perPlatform[entry.delivery.recipient.subscription.platform, default: 0] += 1 }
+        return sorted.compactMap { matches($0.delivery) ? $0.delivery : nil }
     }
 
     private mutating func removeFirst() {

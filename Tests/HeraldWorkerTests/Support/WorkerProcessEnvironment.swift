@@ -22,6 +22,25 @@ enum WorkerProcessEnvironment {
         return environment
     }
 
+    /// Starts `herald worker` for the fixture (null sender) with its operations endpoint on a
+    /// free loopback port; returns once the worker logged where it listens.
+    static func startWithEndpoint(_ fixture: WorkerFixture) async throws -> (worker: HeraldProcess, base: String) {
+        let environment = make(
+            fixture,
+            extra: [
+                "HERALD_WORKER_METRICS_LISTEN": "127.0.0.1:0", "HERALD_WORKER_SENDER": "null", "HERALD_LOG_LEVEL": "info",
+            ])
+        let worker = try HeraldProcess(["worker"], environment: environment, outputDirectory: outputDirectory)
+        var port = 0
+        try await waitUntil("the worker's endpoint", timeout: .seconds(30)) {
+            guard worker.isRunning else { throw TestEnvironmentError("herald worker exited: \(worker.stderr)") }
+            let line = worker.stderr.split(separator: "\n").first { $0.contains("herald.listen=127.0.0.1:") }
+            port = line.flatMap { $0.split(separator: ":").last }.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+            return port > 0
+        }
+        return (worker, "http://127.0.0.1:\(port)")
+    }
+
     static var outputDirectory: URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("herald-worker-tests")
     }
