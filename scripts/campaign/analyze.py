@@ -33,7 +33,8 @@ OWNER_CHANGE = (
 )
 BREAKER = (
     "a push deferred while its provider failed, sent after a later push of the same user and platform "
-    "that came once the circuit breaker had closed (architecture.md, Guarantees: Provider outages)"
+    "that came once the circuit breaker had closed, or once a new partition owner with a closed breaker took the "
+    "user over (architecture.md, Guarantees: Provider outages)"
 )
 EXCEPTIONS = {
     "worker-kill": OWNER_CHANGE,
@@ -108,6 +109,17 @@ def fault_at(faults, t, before=2, after=90):
             if best is None or distance < best[0]:
                 best = (distance, f)
     return best[1] if best else None
+
+
+def provider_fault_at(faults, platform, published, before=2, breaker_open=60):
+    """The fault of `platform`'s provider whose breaker may have deferred a push published then:
+    from the fault's start until the breaker's last open period (≤ worker.circuit_max_open,
+    60 s) ended after it."""
+    provider = {"ios": "apns", "android": "fcm"}[platform]
+    for f in faults:
+        if f["fault"] in PROVIDER_FAULTS and f.get("provider") == provider and f["start"] - before <= published <= f["end"] + breaker_open:
+            return f
+    return None
 
 
 def worker_log_lines(folder):
@@ -215,13 +227,16 @@ def analyze(folder: Path, offline=False):
         highest = None
         for t, seq in arrivals:
             if highest is not None and seq < highest[1]:
-                violations.append(dict(device=f"cu{device[1]}-{device[0]}", late_seq=seq, arrived=t, after_seq=highest[1], after_arrived=highest[0]))
+                violations.append(dict(device=f"cu{device[1]}-{device[0]}", platform=device[0], late_seq=seq, published=events[seq]["t"], arrived=t, after_seq=highest[1], after_arrived=highest[0]))
             if highest is None or seq > highest[1]:
                 highest = (t, seq)
     by_exception = collections.Counter()
     unmatched = []
     for v in violations:
-        f = fault_at(faults, v["arrived"])
+        # A push published while its own provider's breaker could be open was deferred: that is
+        # its cause, whatever fault happens to be nearest when it finally arrives. Otherwise the
+        # fault nearest to its arrival.
+        f = provider_fault_at(faults, v["platform"], v["published"]) or fault_at(faults, v["arrived"])
         v["fault"] = f["fault"] if f else None
         exception = EXCEPTIONS.get(v["fault"])
         by_exception[(v["fault"], exception)] += 1
@@ -342,7 +357,7 @@ def render(s):
         w(f"| publish→push latency away from faults (60 s after each), {p} | p50 {fmt_s(b['p50'])}, p99 {fmt_s(b['p99'])}, max {fmt_s(b['max'])} ({b['n']:,}) |")
     w("")
     if s["order_violations_by_fault"]:
-        w("Order violations by the fault nearest to them:\n")
+        w("Order violations by cause (the failing provider of a push published during its outage or the breaker's open period after it, else the fault nearest to its arrival):\n")
         w("| fault | documented exception | count |")
         w("|---|---|---:|")
         for v in s["order_violations_by_fault"]:
