@@ -373,6 +373,9 @@ class Campaign:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
         self.run_id = f"c{stamp}"
         self.folder = Path(args.out or f"/tmp/herald-campaign-{stamp}")
+        if self.folder.exists() and any(self.folder.iterdir()):
+            # Its records would be appended to and mixed with the earlier run's.
+            sys.exit(f"campaign: {self.folder} already holds a run; give --out a new folder")
         self.run = Run(self.folder)
         self.proxy_proc = None
         self.sandbox_proc = None
