@@ -91,6 +91,48 @@ struct PublishConsumeTests {
         }
     }
 
+    /// Waiting messages come out of the socket several per read: `nextBatch()` hands them over
+    /// at once, and mixing it with `next()` keeps the broker's order and loses nothing.
+    @Test(.timeLimit(.minutes(1)))
+    func batchesKeepOrderAndMixWithSingleDeliveries() async throws {
+        let total = 2_000
+        let queue = AMQPTestSupport.uniqueQueue("batches")
+        let connection = try await AMQPTestSupport.connect(name: "batches-test")
+        try await withCleanup(queues: [queue]) {
+            try await connection.declareQueue(AMQPQueue(name: queue))
+            try await withTimeout(.seconds(30), "publishing \(total) messages") {
+                try await connection.publishBatch((0..<total).map { AMQPOutgoingMessage(routingKey: queue, body: AMQPTestSupport.body(sequence: $0)) })
+            }
+            let consumer = try await connection.consume(queue: queue, prefetch: 500)
+            let (sequences, largestBatch) = try await withTimeout(.seconds(30), "consuming \(total) messages") {
+                var deliveries = consumer.makeAsyncIterator()
+                var sequences: [Int] = []
+                var largestBatch = 0
+                var takeBatch = true
+                while sequences.count < total {
+                    let taken: [AMQPDelivery]
+                    if takeBatch {
+                        taken = try #require(try await deliveries.nextBatch())
+                        #expect(!taken.isEmpty)
+                        largestBatch = max(largestBatch, taken.count)
+                    } else {
+                        taken = [try #require(try await deliveries.next())]
+                    }
+                    takeBatch.toggle()
+                    for delivery in taken {
+                        sequences.append(AMQPTestSupport.sequence(of: delivery.body))
+                        try consumer.ack(delivery.deliveryTag)
+                    }
+                }
+                return (sequences, largestBatch)
+            }
+            #expect(sequences == Array(0..<total))
+            #expect(largestBatch > 1)
+            try await consumer.cancel()
+            await connection.close()
+        }
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func hundredThousandMessageBatch() async throws {
         let total = 100_000

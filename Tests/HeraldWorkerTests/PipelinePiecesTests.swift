@@ -47,7 +47,7 @@ struct PipelinePiecesTests {
         try await withMessages { message in
             let tracker = MessageTracker()
             let a = message(1, 1)
-            tracker.register(a)
+            tracker.register([a])
             let d1 = delivery(message: 1, device: 1), d2 = delivery(message: 1, device: 2)
             let (started, settled) = tracker.fanOut([(a, [.start(d1), .start(d2)])])
             #expect(started.count == 2 && settled.isEmpty)
@@ -62,8 +62,8 @@ struct PipelinePiecesTests {
         try await withMessages { message in
             let tracker = MessageTracker()
             let first = message(1, 1), again = message(2, 1)
-            tracker.register(first)
-            tracker.register(again)
+            tracker.register([first])
+            tracker.register([again])
             let d = delivery(message: 7, device: 1)
             #expect(tracker.fanOut([(first, [.start(d)])]).started.count == 1)
             #expect(tracker.pinIfInFlight(d.joinKey))
@@ -78,8 +78,8 @@ struct PipelinePiecesTests {
         try await withMessages { message in
             let tracker = MessageTracker()
             let first = message(1, 1), again = message(2, 1)
-            tracker.register(first)
-            tracker.register(again)
+            tracker.register([first])
+            tracker.register([again])
             let d = delivery(message: 7, device: 1)
             _ = tracker.fanOut([(first, [.start(d)])])
             #expect(tracker.pinIfInFlight(d.joinKey))
@@ -93,7 +93,7 @@ struct PipelinePiecesTests {
         try await withMessages { message in
             let tracker = MessageTracker()
             let m = message(1, 1)
-            tracker.register(m)
+            tracker.register([m])
             let d1 = delivery(message: 1, device: 1), d2 = delivery(message: 1, device: 2)
             _ = tracker.fanOut([(m, [.start(d1), .start(d2)])])
             tracker.drop([d1])
@@ -108,7 +108,7 @@ struct PipelinePiecesTests {
         try await withMessages { message in
             let tracker = MessageTracker()
             let lost = message(1, 1)
-            tracker.register(lost)
+            tracker.register([lost])
             let d = delivery(message: 1, device: 1)
             _ = tracker.fanOut([(lost, [.start(d)])])
             #expect(tracker.isAwaited(d))
@@ -116,7 +116,7 @@ struct PipelinePiecesTests {
             #expect(!tracker.isAwaited(d), "the broker requeued its message: not ours to send any more")
             #expect(!tracker.settle(lost), "never acknowledged on the lost connection")
             let redelivered = message(1, 2)
-            tracker.register(redelivered)
+            tracker.register([redelivered])
             #expect(tracker.pinIfInFlight(d.joinKey))
             #expect(tracker.isAwaited(d), "a joiner is on its way")
             _ = tracker.fanOut([(redelivered, [.join(d.joinKey)])])
@@ -128,13 +128,13 @@ struct PipelinePiecesTests {
     @Test func anInboxDropsWhatItHoldsWhenItsConsumerFails() async throws {
         try await withMessages { message in
             let inbox = DeliveryInbox()
-            for tag in 1...3 { inbox.put(message(UInt64(tag), 1)) }
+            for tag in 1...3 { inbox.put([message(UInt64(tag), 1)]) }
             inbox.end(error: AMQPError(code: .connectionLost, call: "test", message: "severed"))
             #expect(await inbox.take(max: 10) == nil, "requeued by the broker: never processed here")
             #expect(inbox.endError != nil)
 
             let normal = DeliveryInbox()
-            normal.put(message(4, 1))
+            normal.put([message(4, 1)])
             normal.end(error: nil)
             #expect(await normal.take(max: 10)?.count == 1, "a cancelled consumer's messages are still ours")
         }
@@ -144,8 +144,8 @@ struct PipelinePiecesTests {
         try await withMessages { message in
             let tracker = MessageTracker()
             let m = message(7, 1), other = message(8, 1)
-            tracker.register(m)
-            tracker.register(other)
+            tracker.register([m])
+            tracker.register([other])
             #expect(tracker.fanOut([(m, [])]).settled.map(\.delivery.deliveryTag) == [7])
             #expect(tracker.settle(other))
             #expect(!tracker.settle(other), "settled once")

@@ -33,7 +33,7 @@ extension AMQPConnection {
             )
         }
         let id = core.makeConsumerID()
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: AMQPDelivery.self, throwing: (any Error).self)
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [AMQPDelivery].self, throwing: (any Error).self)
         let core = self.core
         continuation.onTermination = { termination in
             // The application stopped iterating (task cancelled or sequence dropped): cancel the

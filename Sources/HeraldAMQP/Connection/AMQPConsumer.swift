@@ -10,6 +10,10 @@
 /// Backpressure: the buffer between the connection thread and your loop holds at most `prefetch`
 /// deliveries, because the broker sends no more until some are settled.
 ///
+/// Batches: the connection thread hands over what one read of the socket brought, at once; the
+/// iterator's ``AsyncIterator/nextBatch()`` takes it whole (one resumption per batch), `next()`
+/// one delivery at a time from it.
+///
 /// Graceful shutdown: call ``cancel()``, keep iterating until the sequence ends, settle what you
 /// hold (acks still go out: the channel stays open until every delivery is settled), then close
 /// the connection. If the iterating task is cancelled, or the consumer is released, the consumer
@@ -29,7 +33,7 @@ public struct AMQPConsumer: AsyncSequence, Sendable {
     public let consumerTag: String
     let id: UInt64
     let channelSession: UInt64
-    private let stream: AsyncThrowingStream<AMQPDelivery, any Error>
+    private let stream: AsyncThrowingStream<[AMQPDelivery], any Error>
 
     init(
         connection: AMQPConnection,
@@ -37,7 +41,7 @@ public struct AMQPConsumer: AsyncSequence, Sendable {
         queue: String,
         consumerTag: String,
         channelSession: UInt64,
-        stream: AsyncThrowingStream<AMQPDelivery, any Error>
+        stream: AsyncThrowingStream<[AMQPDelivery], any Error>
     ) {
         self.connection = connection
         self.id = id
@@ -48,12 +52,35 @@ public struct AMQPConsumer: AsyncSequence, Sendable {
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<AMQPDelivery, any Error>.AsyncIterator
+        var base: AsyncThrowingStream<[AMQPDelivery], any Error>.AsyncIterator
+        /// The rest of the batch `next()` is handing out.
+        var batch: [AMQPDelivery] = []
+        var index = 0
 
         /// The next delivery, or nil when the consumer ended normally.
         /// - Throws: ``AMQPError`` when the connection, channel or consumer ended abnormally.
         public mutating func next() async throws -> AMQPDelivery? {
-            try await base.next()
+            if index == batch.count {
+                guard let next = try await base.next() else { return nil }
+                batch = next
+                index = 0
+            }
+            defer { index += 1 }
+            return batch[index]
+        }
+
+        /// Every delivery that has arrived and not been handed out yet (at least one; the
+        /// order is the broker's), or nil when the consumer ended normally.
+        /// - Throws: ``AMQPError`` as ``next()``.
+        public mutating func nextBatch() async throws -> [AMQPDelivery]? {
+            if index < batch.count {
+                defer {
+                    batch = []
+                    index = 0
+                }
+                return index == 0 ? batch : Array(batch[index...])
+            }
+            return try await base.next()
         }
     }
 

@@ -16,7 +16,7 @@ extension ConnectionDriver {
         tag: String,
         exclusive: Bool,
         arguments: AMQPTable,
-        continuation: AsyncThrowingStream<AMQPDelivery, any Error>.Continuation
+        continuation: AsyncThrowingStream<[AMQPDelivery], any Error>.Continuation
     ) throws(AMQPError) -> StartedConsumer {
         try WireLimits.checkShortString(queue, "the queue name", call: "basic.consume")
         try WireLimits.checkShortString(tag, "the consumer tag", call: "basic.consume")

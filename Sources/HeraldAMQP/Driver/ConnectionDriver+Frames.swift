@@ -5,8 +5,13 @@ import Logging
 
 /// Reading and dispatching the frames the broker sends without being asked.
 extension ConnectionDriver {
-    /// Reads up to `budget` frames without blocking; returns how many were read.
+    /// Reads up to `budget` frames without blocking; returns how many were read. The deliveries
+    /// read go to their consumers' streams at the end, one batch per consumer.
     func readFrames(budget: Int) -> Int {
+        defer {
+            for record in consumersWithDeliveries { record.flush() }
+            consumersWithDeliveries.removeAll(keepingCapacity: true)
+        }
         guard let connection else { return 0 }
         // A 1 µs timeout rather than zero: with a zero deadline librabbitmq never checks the
         // receive-heartbeat deadline, so a silent peer would go unnoticed.
@@ -123,7 +128,7 @@ extension ConnectionDriver {
         // requeues it when the channel closes.
         guard let record = channel.consumer, record.tag == consumerTag, record.acceptsDeliveries else { return }
         channel.ledger.record(deliver.delivery_tag)
-        record.yield(
+        let first = record.buffer(
             AMQPDelivery(
                 body: content.body,
                 exchange: exchange,
@@ -136,6 +141,7 @@ extension ConnectionDriver {
                 channelSession: channel.session
             )
         )
+        if first { consumersWithDeliveries.append(record) }
     }
 
     private func handleReturn(_ returned: amqp_basic_return_t, on channel: ChannelState) {

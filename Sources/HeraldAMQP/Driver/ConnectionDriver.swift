@@ -37,6 +37,8 @@ final class ConnectionDriver {
     var channelsBySession: [UInt64: ChannelState] = [:]
     /// Consumer channels by consumer id.
     var consumerChannels: [UInt64: ChannelState] = [:]
+    /// Consumers that got deliveries in the current read turn (``readFrames(budget:)``).
+    var consumersWithDeliveries: [ConsumerRecord] = []
     var control: ChannelState?
     var publisher: ChannelState?
     var nextSession: UInt64 = 1

@@ -34,8 +34,10 @@ final class MessageTracker: Sendable {
     /// Deliveries started (or joined) and not yet finished or dropped.
     var deliveryCount: Int { state.withLock { $0.inFlight.count } }
 
-    func register(_ message: TrackedMessage) {
-        state.withLock { $0.messages[ObjectIdentifier(message)] = message }
+    func register(_ messages: [TrackedMessage]) {
+        state.withLock { state in
+            for message in messages { state.messages[ObjectIdentifier(message)] = message }
+        }
     }
 
     /// Pins the delivery `key` if it is in flight (see the type's documentation); true if it is.

@@ -19,9 +19,10 @@ final class DeliveryInbox: Sendable {
 
     private let state = Mutex(State())
 
-    func put(_ item: Item) {
+    func put(_ items: [Item]) {
+        guard !items.isEmpty else { return }
         let waiter = state.withLock { state in
-            state.items.append(item)
+            state.items.append(contentsOf: items)
             return state.waiter.take()
         }
         waiter?.resume()

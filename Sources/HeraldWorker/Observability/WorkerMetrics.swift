@@ -70,7 +70,7 @@ final class WorkerMetrics: Sendable {
     private let latencyMetric = Timer(label: "herald_publish_to_sent_seconds", preferredDisplayUnit: .seconds)
     private let deadLetterMetrics = Mutex<[String: Counter]>([:])
 
-    func consumed() { consumedCount.add(1, ordering: .relaxed); consumedMetric.increment() }
+    func consumed(_ n: Int = 1) { consumedCount.add(n, ordering: .relaxed); consumedMetric.increment(by: Int64(n)) }
     func acked(_ n: Int = 1) { ackedCount.add(n, ordering: .relaxed); ackedMetric.increment(by: Int64(n)) }
     func duplicate() { duplicateCount.add(1, ordering: .relaxed); duplicateMetric.increment() }
     func noRecipients() { noRecipientsCount.add(1, ordering: .relaxed); noRecipientsMetric.increment() }

@@ -152,9 +152,10 @@ final class PartitionIngest: Sendable {
         return await withDiscardingTaskGroup { group in
             group.addTask { [self] in
                 do {
-                    for try await delivery in consumer {
-                        self.held.add(1, ordering: .relaxed)
-                        inbox.put(TrackedMessage(delivery: delivery, queue: configuration.topology.queue, connection: connection, session: session))
+                    var deliveries = consumer.makeAsyncIterator()
+                    while let batch = try await deliveries.nextBatch() {
+                        self.held.add(batch.count, ordering: .relaxed)
+                        inbox.put(batch.map { TrackedMessage(delivery: $0, queue: configuration.topology.queue, connection: connection, session: session) })
                     }
                     inbox.end(error: nil)
                 } catch {

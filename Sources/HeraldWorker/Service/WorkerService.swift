@@ -283,16 +283,21 @@ public final class WorkerService: Service, Sendable {
             for source in sources {
                 group.addTask { [tracker, metrics] in
                     do {
-                        for try await delivery in source.consumer {
-                            metrics.consumed()
-                            var slice: PartitionSlice?
-                            if let partition = source.partition, let layout {
-                                slice = PartitionSlice.of(delivery, queuePartition: partition, layout: layout)
-                                if let slice, slice.count != layout.count { self.reportCountMismatch(slice, layout: layout) }
+                        // What one read of the socket brought, at once: one lock for the
+                        // tracker and one for the inbox per batch, not per message.
+                        var deliveries = source.consumer.makeAsyncIterator()
+                        while let batch = try await deliveries.nextBatch() {
+                            metrics.consumed(batch.count)
+                            let messages = batch.map { delivery in
+                                var slice: PartitionSlice?
+                                if let partition = source.partition, let layout {
+                                    slice = PartitionSlice.of(delivery, queuePartition: partition, layout: layout)
+                                    if let slice, slice.count != layout.count { self.reportCountMismatch(slice, layout: layout) }
+                                }
+                                return TrackedMessage(delivery: delivery, queue: source.queue, connection: connection, session: session, slice: slice)
                             }
-                            let message = TrackedMessage(delivery: delivery, queue: source.queue, connection: connection, session: session, slice: slice)
-                            tracker.register(message)
-                            inbox.put(message)
+                            tracker.register(messages)
+                            inbox.put(messages)
                         }
                         inbox.end(error: nil)
                     } catch {
