@@ -64,6 +64,45 @@ struct ProviderOutageTests {
         }
     }
 
+    /// A provider that answers, but only after seconds, holds the lanes as surely as one that
+    /// fails: with 4 lanes and APNs answering after 1.5 s, 30 iPhone pushes would keep every
+    /// lane busy for 11 s and the Android pushes behind them. Its slow answers open its breaker,
+    /// so the Android pushes go out at once; every iPhone push still goes out exactly once.
+    @Test func aSlowProviderDoesNotHoldTheOther() async throws {
+        try await WorkerFixture.with { fixture in
+            let users = (0..<30).map { "user-\($0)" }
+            try await fixture.store.devices.importDevices(
+                users.enumerated().flatMap { n, user in
+                    [
+                        TestEvents.device("iphone-\(n)", user: user, platform: .ios, token: TestEvents.apnsToken(n)),
+                        TestEvents.device("pixel-\(n)", user: user, platform: .android),
+                    ]
+                }
+            )
+            let sender = RecordingSender()
+            sender.setSlow(.ios, .milliseconds(1_500))
+            var configuration = fixture.configuration(lanes: 4)
+            configuration.circuitBreaker = CircuitBreaker.Policy(
+                minimumFailures: 3, initialOpen: .milliseconds(500), maximumOpen: .seconds(1), slowAnswer: .milliseconds(300))
+
+            try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
+                let started = ContinuousClock.now
+                try await fixture.publish(users.enumerated().map { TestEvents.xml(users: [$0.element], sequence: $0.offset + 1) })
+                try await waitUntil("every Android push", timeout: .seconds(20)) { sender.sent.filter { $0.platform == .android }.count == 30 }
+                let androidDone = ContinuousClock.now - started
+                #expect(androidDone < .seconds(5), "Android pushes took \(androidDone) while APNs answered in 1.5 s")
+                #expect(worker.statistics.deferred >= 1, "the slow provider's deliveries wait in the broker")
+
+                sender.setSlow(.ios, nil)
+                try await waitUntil("every iPhone push", timeout: .seconds(30)) { sender.sent.filter { $0.platform == .ios }.count >= 30 }
+                try await fixture.waitUntilSettled(worker, queues: [fixture.topology.queue, fixture.topology.queue + ".wait"])
+            }
+            let iphones = sender.sent.filter { $0.platform == .ios }
+            #expect(iphones.count == 30, "each iPhone push exactly once")
+            #expect(Set(iphones.map(\.token)).count == 30)
+        }
+    }
+
     /// A deferred message that comes back is not an `AvoidDublication` repeat.
     @Test func aDeferredCopyIsNotDroppedAsARepeat() async throws {
         try await WorkerFixture.with { fixture in

@@ -8,7 +8,11 @@
 /// open period (``Policy/initialOpen``, doubled after each failed probe up to
 /// ``Policy/maximumOpen``). Half-open: one request goes as the probe; its success closes the
 /// breaker, its failure opens it again. Any answer from the provider that is not its fault (sent,
-/// a dead token, a refused payload, a throttled device) counts as success.
+/// a dead token, a refused payload, a throttled device) counts as success, unless it came slower
+/// than ``Policy/slowAnswer``: a provider that answers every request in seconds holds the lanes
+/// (and, through the unacknowledged messages, the intake) as surely as one that fails, so a slow
+/// answer counts as a fault (the delivery itself stays sent), as Resilience4j's slow-call rate
+/// does.
 ///
 /// A pure value driven by one owner (the worker's delivery engine) with the instants it passes:
 /// no clock, no lock.
@@ -19,16 +23,20 @@ public struct CircuitBreaker: Sendable {
         public var window: Duration
         public var initialOpen: Duration
         public var maximumOpen: Duration
+        /// An answer slower than this (from the request's hand-over to the sender) counts as a
+        /// fault; nil: never.
+        public var slowAnswer: Duration?
 
         public init(
             minimumFailures: Int = 10, failureRatio: Double = 0.5, window: Duration = .seconds(10), initialOpen: Duration = .seconds(5),
-            maximumOpen: Duration = .seconds(60)
+            maximumOpen: Duration = .seconds(60), slowAnswer: Duration? = .seconds(1)
         ) {
             self.minimumFailures = minimumFailures
             self.failureRatio = failureRatio
             self.window = window
             self.initialOpen = initialOpen
             self.maximumOpen = maximumOpen
+            self.slowAnswer = slowAnswer
         }
 
         /// A breaker that never opens.

@@ -34,6 +34,9 @@ final class Delivery: @unchecked Sendable {
     var ticket: Lanes.Ticket?
     var payload: PushPayload?
     var firstAttempt: ContinuousClock.Instant?
+    /// When the current attempt was handed to the sender (its answer's time counts for the
+    /// circuit breaker's slow answers).
+    var sentAt: ContinuousClock.Instant?
     var retryDue: ContinuousClock.Instant?
     /// Sent as its provider's half-open circuit breaker probe (``ProviderGates``).
     var isProbe = false

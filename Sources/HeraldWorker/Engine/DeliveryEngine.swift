@@ -108,6 +108,7 @@ final class DeliveryEngine: Sendable {
         while true {
             let events = await mailbox.take()
             state.now = Date()
+            state.clock = ContinuousClock.now
             var released = state.carried
             state.carried.removeAll()
             for event in events { handle(event, state: &state, released: &released) }
@@ -188,10 +189,12 @@ final class DeliveryEngine: Sendable {
     private func handleOutcome(
         _ delivery: Delivery, _ outcome: DeliveryOutcome, state: inout LoopState, released: inout [Lanes.Release]
     ) {
-        // No breaker exists and the provider answered: nothing to count, nothing is blocked.
-        if outcome.isProviderFault || state.gates.isWatching {
+        // A slow answer: as late as the turn that took it (one clock reading per turn).
+        let slow = settings.circuitBreaker.slowAnswer.map { limit in delivery.sentAt.map { state.clock - $0 > limit } ?? false } ?? false
+        // No breaker exists and the provider answered in time: nothing to count, nothing is blocked.
+        if outcome.isProviderFault || slow || state.gates.isWatching {
             let provider = ProviderGates.Key(delivery.recipient)
-            if let change = state.gates.record(outcome, for: provider, probe: delivery.isProbe, now: ContinuousClock.now) {
+            if let change = state.gates.record(outcome, slow: slow, for: provider, probe: delivery.isProbe, now: state.clock) {
                 gateChanged(change, state: &state, released: &released)
             }
             delivery.isProbe = false
@@ -462,6 +465,7 @@ final class DeliveryEngine: Sendable {
             }
             delivery.attempts += 1
             if delivery.firstAttempt == nil { delivery.firstAttempt = clock }
+            delivery.sentAt = clock
             pushes.append(
                 PushDelivery(
                     deliveryKey: key, deviceId: delivery.recipient.subscription.deviceId, userId: delivery.recipient.addressedUserId,
@@ -559,6 +563,8 @@ private struct LoopState {
     var outcomes = WorkerMetrics.Outcomes()
     /// The wall clock at the start of the turn (publish→sent latency).
     var now = Date()
+    /// The monotonic clock at the start of the turn.
+    var clock = ContinuousClock.now
 
     init(lanes: Int, circuitBreaker: CircuitBreaker.Policy) {
         scheduler = PerUserScheduler(lanes: lanes)

@@ -44,11 +44,16 @@ struct ProviderGates {
         return breakers[key]!.verdict(now: now)
     }
 
-    /// Counts a provider's answer; returns the state change it caused, if any.
-    mutating func record(_ outcome: DeliveryOutcome, for key: Key, probe: Bool, now: ContinuousClock.Instant) -> Change? {
-        let fault = outcome.isProviderFault
+    /// Counts a provider's answer (`slow`: it came slower than ``CircuitBreaker/Policy/slowAnswer``);
+    /// returns the state change it caused, if any.
+    mutating func record(_ outcome: DeliveryOutcome, slow: Bool, for key: Key, probe: Bool, now: ContinuousClock.Instant) -> Change? {
+        let fault = outcome.isProviderFault || slow
         guard fault || breakers[key] != nil, !policy.isDisabled else { return nil }
-        if fault, case .retryAfter(_, let reason, _) = outcome { lastFault[key] = reason }
+        if case .retryAfter(_, let reason, _) = outcome, outcome.isProviderFault {
+            lastFault[key] = reason
+        } else if slow, let limit = policy.slowAnswer {
+            lastFault[key] = "answers slower than \(limit)"
+        }
         var breaker = breakers[key] ?? CircuitBreaker(policy: policy)
         let changed = breaker.record(providerFault: fault, probe: probe, now: now)
         if breaker.isResting {

@@ -101,6 +101,8 @@ enum RuntimeSettings {
             configuration.circuitBreaker.minimumFailures = failures
             configuration.circuitBreaker.initialOpen = try settings.duration(.workerCircuitOpen, default: .seconds(5))
             configuration.circuitBreaker.maximumOpen = try settings.duration(.workerCircuitMaxOpen, default: .seconds(60))
+            let slow = try settings.duration(.workerCircuitSlow, default: .seconds(1))
+            configuration.circuitBreaker.slowAnswer = slow > .zero ? slow : nil
         }
         return configuration
     }

@@ -41,6 +41,8 @@ final class RecordingSender: PushSender {
         var closedSources: Set<String> = []
         /// Platforms whose provider answers 503 to everything (its fault).
         var down: Set<Platform> = []
+        /// Platforms whose provider answers this late.
+        var slow: [Platform: Duration] = [:]
     }
 
     /// This sender as seen by one worker of several (`name`): ``close(source:)`` makes that
@@ -80,6 +82,11 @@ final class RecordingSender: PushSender {
         }
     }
 
+    /// The provider of `platform` answers after `delay` (nil: at once again).
+    func setSlow(_ platform: Platform, _ delay: Duration?) {
+        state.withLock { $0.slow[platform] = delay }
+    }
+
     var sent: [Sent] { state.withLock { $0.sent } }
     var count: Int { state.withLock { $0.sent.count } }
 
@@ -97,6 +104,7 @@ final class RecordingSender: PushSender {
 
     func send(_ delivery: PushDelivery, source: String?) async -> DeliveryOutcome {
         if delay > .zero { try? await Task.sleep(for: delay) }
+        if let slow = state.withLock({ $0.slow[delivery.platform] }) { try? await Task.sleep(for: slow) }
         return state.withLock { state in
             if let source, state.closedSources.contains(source) { return .retryAfter(nil, reason: "the process is gone") }
             let token = delivery.target.token
