@@ -22,12 +22,20 @@ public struct ClaimBatch: Sendable {
     /// Also answer each new delivery's unread count (``ClaimAnswer/unread``), for the app
     /// badge: the same statement reads the devices' read positions, no extra round trip.
     public var countsUnread: Bool
+    /// Some message may be in the journal already (a redelivery, a replayed dead letter, a copy
+    /// back from the wait queue): claim at once with the statement that skips known keys. When
+    /// false the claim first tries the cheaper plain insert, and falls back if a key is known
+    /// after all (a producer's repeat).
+    public var mayHoldKnown: Bool
 
-    public init(messages: [MessageKey] = [], eventIds: [String?] = [], deliveries: [Delivery] = [], countsUnread: Bool = false) {
+    public init(
+        messages: [MessageKey] = [], eventIds: [String?] = [], deliveries: [Delivery] = [], countsUnread: Bool = false, mayHoldKnown: Bool = false
+    ) {
         self.messages = messages
         self.eventIds = eventIds
         self.deliveries = deliveries
         self.countsUnread = countsUnread
+        self.mayHoldKnown = mayHoldKnown
     }
 }
 

@@ -79,7 +79,18 @@ public struct DeliveryJournal: Sendable {
             keys, stored.map(\.text), PostgresByteaArray(stored.map(\.hash)), eventIds, planned, deliveryOrdinals, deviceRefs,
         ]
         return try await StoreError.wrap("DeliveryJournal.claim") {
-            let rows = try await client.query(batch.countsUnread ? Self.claimCountingUnreadSQL : Self.claimSQL, parameters)
+            let rows: PostgresQueryResult
+            if batch.mayHoldKnown {
+                rows = try await client.query(Self.claimSQL(countingUnread: batch.countsUnread, skippingKnown: true), parameters)
+            } else {
+                do {
+                    rows = try await client.query(Self.claimSQL(countingUnread: batch.countsUnread, skippingKnown: false), parameters)
+                } catch let error as PostgresError where error.isUniqueViolation {
+                    // A key the journal knows after all (a producer published it twice): the
+                    // plain insert changed nothing; claim again, skipping known keys.
+                    rows = try await client.query(Self.claimSQL(countingUnread: batch.countsUnread, skippingKnown: true), parameters)
+                }
+            }
             var ids = [Int64?](repeating: nil, count: batch.messages.count)
             var next: [Int64: Int64] = [:]
             var reads: [Int64: [String: Int64]] = [:]
@@ -313,24 +324,36 @@ public struct DeliveryJournal: Sendable {
 
     // MARK: SQL
 
-    /// Creates the rows of new messages and bumps the position counters of their deliveries'
-    /// devices. Answers `(0, message id, ordinal)` per new message and `(1, device id, first
-    /// reserved position)` per device.
-    static let claimSQL = claimSQL(countingUnread: false)
+    /// The claim statement: creates the rows of new messages and bumps the position counters of
+    /// their deliveries' devices. Answers `(0, message id, ordinal)` per new message and `(1,
+    /// device id, first reserved position)` per device. `countingUnread` also answers `(2,
+    /// device id, read position + pushes to other users after it, user id)` per read row of the
+    /// devices concerned (the count of other users' pushes reads the journal only for a device
+    /// shared by several users). `skippingKnown`: a known key is skipped (`ON CONFLICT DO
+    /// NOTHING`, a speculative insertion per row: measured ~13 µs a row against ~9 µs for the
+    /// plain insert, which fails on a known key instead).
+    static func claimSQL(countingUnread: Bool, skippingKnown: Bool) -> String {
+        switch (countingUnread, skippingKnown) {
+        case (false, false): plainClaimSQL
+        case (false, true): skippingClaimSQL
+        case (true, false): plainCountingClaimSQL
+        case (true, true): skippingCountingClaimSQL
+        }
+    }
 
-    /// ``claimSQL`` that also answers `(2, device id, read position + pushes to other users
-    /// after it, user id)` per read row of the devices concerned. The count of other users'
-    /// pushes reads the journal only for a device shared by several users.
-    static let claimCountingUnreadSQL = claimSQL(countingUnread: true)
+    private static let plainClaimSQL = makeClaimSQL(countingUnread: false, skippingKnown: false)
+    private static let skippingClaimSQL = makeClaimSQL(countingUnread: false, skippingKnown: true)
+    private static let plainCountingClaimSQL = makeClaimSQL(countingUnread: true, skippingKnown: false)
+    private static let skippingCountingClaimSQL = makeClaimSQL(countingUnread: true, skippingKnown: true)
 
-    static func claimSQL(countingUnread: Bool) -> String {
+    private static func makeClaimSQL(countingUnread: Bool, skippingKnown: Bool) -> String {
         """
         WITH m AS (
             SELECT * FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::text[], $5::int4[]) WITH ORDINALITY AS m(key, key_text, key_hash, event_id, planned, ord)
         ),
         fresh AS (
             INSERT INTO messages (key, key_text, key_hash, event_id, planned) SELECT key, key_text, key_hash, event_id, planned FROM m
-            ON CONFLICT (key) DO NOTHING
+            \(skippingKnown ? "ON CONFLICT (key) DO NOTHING" : "")
             RETURNING key, id
         ),
         counts AS (

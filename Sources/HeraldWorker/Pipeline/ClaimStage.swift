@@ -38,7 +38,7 @@ struct ClaimStage: Sendable {
 
     func process(_ chunk: [PlannedMessage]) async {
         guard !chunk.isEmpty else { return }
-        var batch = ClaimBatch(countsUnread: countsUnread)
+        var batch = ClaimBatch(countsUnread: countsUnread, mayHoldKnown: chunk.contains { $0.mayBeKnown })
         batch.messages.reserveCapacity(chunk.count)
         batch.eventIds.reserveCapacity(chunk.count)
         for (index, planned) in chunk.enumerated() {

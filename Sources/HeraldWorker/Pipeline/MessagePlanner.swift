@@ -143,14 +143,16 @@ struct MessagePlanner: Sendable {
                 continue
             }
             let delivery = candidate.message.delivery
-            let dropsRepeats =
-                IncomingMessage.avoidsDuplication(delivery) && !delivery.redelivered
-                && delivery.properties.headers[DeadLetterHeaders.replayed] == nil && delivery.properties.headers[DeferredCopy.countHeader] == nil
+            let mayBeKnown =
+                delivery.redelivered || delivery.properties.headers[DeadLetterHeaders.replayed] != nil
+                || delivery.properties.headers[DeferredCopy.countHeader] != nil
+            let dropsRepeats = IncomingMessage.avoidsDuplication(delivery) && !mayBeKnown
             planned.append(
                 PlannedMessage(
                     message: candidate.message, event: event, metadata: candidate.metadata,
                     key: MessageKey(text: candidate.messageKey, partitionSuffix: candidate.message.slice?.journalSuffix ?? ""),
-                    dropsRepeats: dropsRepeats, publishedAt: IncomingMessage.publishedAt(delivery), recipients: recipients, rendered: rendered
+                    dropsRepeats: dropsRepeats, mayBeKnown: mayBeKnown, publishedAt: IncomingMessage.publishedAt(delivery), recipients: recipients,
+                    rendered: rendered
                 ))
         }
         return planned

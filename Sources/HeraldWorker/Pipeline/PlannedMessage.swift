@@ -13,15 +13,19 @@ final class PlannedMessage: Sendable {
     /// dead letter, nor a copy back from the wait queue (for those the journal, not the key,
     /// decides).
     let dropsRepeats: Bool
+    /// A redelivery, a replayed dead letter or a copy back from the wait queue: the journal may
+    /// know it (``HeraldStore/ClaimBatch/mayHoldKnown``).
+    let mayBeKnown: Bool
     let publishedAt: Date?
     /// The recipients, and the text rendered for each (same order).
     let recipients: [Recipient]
     let rendered: [RenderedNotification]
 
     init(
-        message: TrackedMessage, event: Event, metadata: EventMetadata, key: MessageKey, dropsRepeats: Bool, publishedAt: Date?,
-        recipients: [Recipient], rendered: [RenderedNotification]
+        message: TrackedMessage, event: Event, metadata: EventMetadata, key: MessageKey, dropsRepeats: Bool, mayBeKnown: Bool,
+        publishedAt: Date?, recipients: [Recipient], rendered: [RenderedNotification]
     ) {
+        self.mayBeKnown = mayBeKnown
         self.message = message
         self.event = event
         self.metadata = metadata
