@@ -64,9 +64,6 @@ listeners.tcp.default = 127.0.0.1:$HERALD_AMQP_PORT
 loopback_users = none
 disk_free_limit.absolute = 50MB
 vm_memory_high_watermark.relative = 0.6
-# Classic queues of the newer storage format (the default from RabbitMQ 3.12): a third less of
-# the broker's CPU per message than version 1 in docs/performance.md's benchmark.
-classic_queue.default_version = 2
 CONF
     log "starting RabbitMQ on 127.0.0.1:$HERALD_AMQP_PORT (data in $RMQ_DIR)"
     (rmq_env; /usr/lib/rabbitmq/bin/rabbitmq-server -detached >/dev/null 2>&1)
