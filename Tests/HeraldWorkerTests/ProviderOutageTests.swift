@@ -18,14 +18,7 @@ struct ProviderOutageTests {
     @Test func anAPNsOutageHoldsNeitherTheAndroidPushesNorTheMessages() async throws {
         try await WorkerFixture.with { fixture in
             let users = (0..<30).map { "user-\($0)" }
-            try await fixture.store.devices.importDevices(
-                users.enumerated().flatMap { n, user in
-                    [
-                        TestEvents.device("iphone-\(n)", user: user, platform: .ios, token: TestEvents.apnsToken(n)),
-                        TestEvents.device("pixel-\(n)", user: user, platform: .android),
-                    ]
-                }
-            )
+            try await fixture.store.devices.importDevices(TestEvents.phonePairs(for: users))
             let sender = RecordingSender()
             sender.setDown(.ios, true)
             var configuration = fixture.configuration(lanes: 4)
@@ -48,7 +41,7 @@ struct ProviderOutageTests {
 
                 sender.setDown(.ios, false)
                 try await waitUntil("every iPhone push", timeout: .seconds(30)) { sender.sent.filter { $0.platform == .ios }.count >= 30 }
-                try await fixture.waitUntilSettled(worker, queues: [fixture.topology.queue, fixture.topology.queue + ".wait"])
+                try await fixture.waitUntilSettled(worker, queues: fixture.mainAndWaitQueues)
             }
             let iphones = sender.sent.filter { $0.platform == .ios }
             #expect(iphones.count == 30, "each iPhone push exactly once")
@@ -71,14 +64,7 @@ struct ProviderOutageTests {
     @Test func aSlowProviderDoesNotHoldTheOther() async throws {
         try await WorkerFixture.with { fixture in
             let users = (0..<30).map { "user-\($0)" }
-            try await fixture.store.devices.importDevices(
-                users.enumerated().flatMap { n, user in
-                    [
-                        TestEvents.device("iphone-\(n)", user: user, platform: .ios, token: TestEvents.apnsToken(n)),
-                        TestEvents.device("pixel-\(n)", user: user, platform: .android),
-                    ]
-                }
-            )
+            try await fixture.store.devices.importDevices(TestEvents.phonePairs(for: users))
             let sender = RecordingSender()
             sender.setSlow(.ios, .milliseconds(1_500))
             var configuration = fixture.configuration(lanes: 4)
@@ -95,7 +81,7 @@ struct ProviderOutageTests {
 
                 sender.setSlow(.ios, nil)
                 try await waitUntil("every iPhone push", timeout: .seconds(30)) { sender.sent.filter { $0.platform == .ios }.count >= 30 }
-                try await fixture.waitUntilSettled(worker, queues: [fixture.topology.queue, fixture.topology.queue + ".wait"])
+                try await fixture.waitUntilSettled(worker, queues: fixture.mainAndWaitQueues)
             }
             let iphones = sender.sent.filter { $0.platform == .ios }
             #expect(iphones.count == 30, "each iPhone push exactly once")
@@ -119,7 +105,7 @@ struct ProviderOutageTests {
                 try await waitUntil("deferred", timeout: .seconds(10)) { worker.statistics.republished >= 1 }
                 sender.setDown(.ios, false)
                 try await waitUntil("every push", timeout: .seconds(20)) { sender.count == 6 }
-                try await fixture.waitUntilSettled(worker, queues: [fixture.topology.queue, fixture.topology.queue + ".wait"])
+                try await fixture.waitUntilSettled(worker, queues: fixture.mainAndWaitQueues)
                 #expect(worker.statistics.duplicatesDropped == 0)
             }
             #expect(Set(sender.sent.map(\.token)).count == 6)

@@ -40,7 +40,7 @@ public struct CircuitBreaker: Sendable {
         }
 
         /// A breaker that never opens.
-        public static let disabled = Policy(minimumFailures: .max)
+        public static let disabled = Policy(minimumFailures: .max, slowAnswer: nil)
 
         public var isDisabled: Bool { minimumFailures == .max }
     }

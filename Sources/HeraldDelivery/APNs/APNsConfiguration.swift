@@ -81,8 +81,9 @@ public struct APNsConfiguration: Sendable {
         _ = try load(now: now)
     }
 
-    /// What validation loaded: the signing key, if any app uses tokens.
-    func load(now: Date) throws(SenderConfigurationError) -> APNsSigningKey? {
+    /// What validation loaded: the signing key, if any app uses tokens, and when the earliest
+    /// client certificate expires (`nil` with token authentication only).
+    func load(now: Date) throws(SenderConfigurationError) -> (signingKey: APNsSigningKey?, certificateExpiry: Date?) {
         guard !apps.isEmpty else {
             throw SenderConfigurationError(.invalidValue, field: "apns.topic", problem: "no APNs app (bundle id) is configured")
         }
@@ -120,22 +121,6 @@ public struct APNsConfiguration: Sendable {
             }
             signingKey = try APNsSigningKey.load(file: tokenKey.file, keyID: tokenKey.keyID, teamID: tokenKey.teamID)
         }
-        for app in apps {
-            guard let certificate = app.certificate else { continue }
-            switch certificate.storage {
-            case .pkcs12(let file, let password):
-                try CertificateValidity.checkPKCS12(file: file, password: password, now: now)
-            case .pem(let certificateFile, let keyFile, let keyPassword):
-                try CertificateValidity.checkPEM(certificateFile: certificateFile, keyFile: keyFile, keyPassword: keyPassword, now: now)
-            }
-        }
-        return signingKey
-    }
-
-    /// When the earliest client certificate of the apps expires (`nil` with token
-    /// authentication only): for the `herald_apns_certificate_expiry_timestamp_seconds` gauge.
-    /// Reads the certificate files again.
-    public func earliestCertificateExpiry(now: Date = Date()) throws(SenderConfigurationError) -> Date? {
         var earliest: Date?
         for app in apps {
             guard let certificate = app.certificate else { continue }
@@ -148,7 +133,7 @@ public struct APNsConfiguration: Sendable {
             }
             earliest = min(earliest ?? notAfter, notAfter)
         }
-        return earliest
+        return (signingKey, earliest)
     }
 
     static func checkURL(_ url: String, field: String) throws(SenderConfigurationError) {

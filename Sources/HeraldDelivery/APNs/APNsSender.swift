@@ -37,6 +37,9 @@ import Synchronization
 /// ``shutdown()`` when done.
 public final class APNsSender: PushSender, DispatchingSender {
     public let configuration: APNsConfiguration
+    /// When the earliest client certificate expires (`nil` with token authentication only),
+    /// as read at start: the `herald_apns_certificate_expiry_timestamp_seconds` gauge.
+    public let certificateExpiry: Date?
     private let apps: [String: Route]
     private let defaultTopic: String
     private let baseURL: String
@@ -72,8 +75,9 @@ public final class APNsSender: PushSender, DispatchingSender {
     public init(
         configuration: APNsConfiguration, clock: any ProviderClock = SystemProviderClock(), logger: Logger = Logger(label: "herald.apns")
     ) throws(SenderConfigurationError) {
-        let signingKey = try configuration.load(now: clock.now())
+        let (signingKey, certificateExpiry) = try configuration.load(now: clock.now())
         self.configuration = configuration
+        self.certificateExpiry = certificateExpiry
         self.logger = logger
         self.baseURL = configuration.effectiveBaseURL
         self.defaultTopic = configuration.apps[0].topic

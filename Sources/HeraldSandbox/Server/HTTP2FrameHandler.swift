@@ -231,10 +231,4 @@ final class HTTP2FrameHandler: ChannelInboundHandler {
         name.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) ? name.lowercased() : name
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // NIOHTTP2Handler has already reset the stream (stream errors) or sent GOAWAY and closes
-        // the connection (connection errors): log only.
-        connection.logger.debug("HTTP/2 error", metadata: ["connection": "\(connection.id)", "error": "\(error)"])
-        context.fireErrorCaught(error)
-    }
 }

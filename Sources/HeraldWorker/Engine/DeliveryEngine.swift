@@ -190,7 +190,7 @@ final class DeliveryEngine: Sendable {
         _ delivery: Delivery, _ outcome: DeliveryOutcome, state: inout LoopState, released: inout [Lanes.Release]
     ) {
         // A slow answer: as late as the turn that took it (one clock reading per turn).
-        let slow = settings.circuitBreaker.slowAnswer.map { limit in delivery.sentAt.map { state.clock - $0 > limit } ?? false } ?? false
+        let slow = state.gates.isSlow(sentAt: delivery.sentAt, now: state.clock)
         // No breaker exists and the provider answered in time: nothing to count, nothing is blocked.
         if outcome.isProviderFault || slow || state.gates.isWatching {
             let provider = ProviderGates.Key(delivery.recipient)
@@ -419,8 +419,8 @@ final class DeliveryEngine: Sendable {
         var sent: [Delivery] = []
         pushes.reserveCapacity(deliveries.count)
         sent.reserveCapacity(deliveries.count)
-        let now = Date()
-        let clock = ContinuousClock.now
+        let now = state.now
+        let clock = state.clock
         var failures: [(Delivery, DeliveryOutcome)] = []
         var deferrals: [Delivery] = []
         for delivery in deliveries {

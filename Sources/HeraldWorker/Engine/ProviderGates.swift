@@ -40,12 +40,18 @@ struct ProviderGates {
     var isWatching: Bool { !breakers.isEmpty }
 
     mutating func verdict(_ key: Key, now: ContinuousClock.Instant) -> CircuitBreaker.Verdict {
-        guard breakers[key] != nil else { return .send }
-        return breakers[key]!.verdict(now: now)
+        breakers[key]?.verdict(now: now) ?? .send
     }
 
-    /// Counts a provider's answer (`slow`: it came slower than ``CircuitBreaker/Policy/slowAnswer``);
-    /// returns the state change it caused, if any.
+    /// Whether an answer to a request sent at `sentAt` and taken at `now` is too slow: a fault
+    /// for the breaker (``CircuitBreaker/Policy/slowAnswer``). Never with the breaker off.
+    func isSlow(sentAt: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> Bool {
+        guard let limit = policy.slowAnswer, !policy.isDisabled, let sentAt else { return false }
+        return now - sentAt > limit
+    }
+
+    /// Counts a provider's answer (`slow`: ``isSlow(sentAt:now:)``); returns the state change it
+    /// caused, if any.
     mutating func record(_ outcome: DeliveryOutcome, slow: Bool, for key: Key, probe: Bool, now: ContinuousClock.Instant) -> Change? {
         let fault = outcome.isProviderFault || slow
         guard fault || breakers[key] != nil, !policy.isDisabled else { return nil }
@@ -71,7 +77,7 @@ struct ProviderGates {
 
     /// Whether deliveries for `key` must not be sent (open or probing).
     func isBlocked(_ key: Key) -> Bool {
-        guard !breakers.isEmpty, let breaker = breakers[key] else { return false }
+        guard let breaker = breakers[key] else { return false }
         return breaker.state != .closed
     }
 

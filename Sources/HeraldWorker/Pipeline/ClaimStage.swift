@@ -117,16 +117,12 @@ struct ClaimStage: Sendable {
                 var attachments: [MessageTracker.Attachment] = []
                 attachments.reserveCapacity(planned.recipients.count)
                 for (offset, recipient) in planned.recipients.enumerated() {
-                    guard let position = answer.positions[next + offset], let deviceRef = recipient.subscription.deviceRef else {
+                    guard let position = answer.positions[next + offset], recipient.subscription.deviceRef != nil else {
                         skipped += 1  // the device is gone
                         continue
                     }
-                    attachments.append(
-                        .start(
-                            Delivery(
-                                context: context, recipient: recipient, rendered: planned.rendered[offset], deviceRef: deviceRef, position: position,
-                                inDoubt: false, attempts: 0, hasPendingRow: false, badge: answer.unread.isEmpty ? nil : answer.unread[next + offset]
-                            )))
+                    let badge = answer.unread.isEmpty ? nil : answer.unread[next + offset]
+                    attachments.append(.start(delivery(context, planned, offset, position, 0, hasPendingRow: false, inDoubt: false, badge: badge)))
                 }
                 fanOut.append((planned.message, attachments))
             } else if let id = repeatedInChunk[index] {
@@ -189,12 +185,13 @@ struct ClaimStage: Sendable {
     }
 
     private func delivery(
-        _ context: MessageContext, _ planned: PlannedMessage, _ offset: Int, _ position: Int64, _ attempts: Int, hasPendingRow: Bool, inDoubt: Bool
+        _ context: MessageContext, _ planned: PlannedMessage, _ offset: Int, _ position: Int64, _ attempts: Int, hasPendingRow: Bool, inDoubt: Bool,
+        badge: Int? = nil
     ) -> Delivery {
         Delivery(
             context: context, recipient: planned.recipients[offset], rendered: planned.rendered[offset],
             deviceRef: planned.recipients[offset].subscription.deviceRef ?? -1, position: position, inDoubt: inDoubt, attempts: attempts,
-            hasPendingRow: hasPendingRow
+            hasPendingRow: hasPendingRow, badge: badge
         )
     }
 }

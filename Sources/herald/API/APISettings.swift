@@ -42,7 +42,7 @@ enum APISettings {
         configuration.badgeSync = try settings.bool(.apiBadgeSync, default: false)
         if let token = settings.string(.apiAdminToken) {
             configuration.admin = AdminConfiguration(
-                token: token, partitions: try settings.int(.workerPartitions, default: 0, range: 0...PartitionLayout.maximumCount))
+                token: token, partitions: try RuntimeSettings.partitions(settings))
         }
         do {
             try configuration.validate()

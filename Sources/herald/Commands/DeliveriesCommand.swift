@@ -36,7 +36,7 @@ struct DeliveriesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (settings, logger) = try DeliveriesCommand.settings(global, database)
-            let partitions = try settings.int(.workerPartitions, default: 0, range: 0...PartitionLayout.maximumCount)
+            let partitions = try RuntimeSettings.partitions(settings)
             let report: MessageReport
             do {
                 report = try await RuntimeSettings.withStore(settings, logger: logger) { store in

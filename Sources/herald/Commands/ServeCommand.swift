@@ -71,7 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
         // Graceful shutdown runs in reverse order: the API first, then the worker.
         try await WorkerCommand.runGroup(
             [
-                .init(service: worker), .init(service: WorkerCommand.operationsMetrics(settings: settings, worker: worker, sender: sender, logger: logger)),
+                .init(service: worker), .init(service: WorkerCommand.operationsMetrics(worker: worker, sender: sender, logger: logger)),
                 .init(service: application),
             ],
             worker: worker, store: store, logger: logger, name: "herald serve"

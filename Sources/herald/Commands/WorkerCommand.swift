@@ -57,7 +57,7 @@ struct WorkerCommand: AsyncParsableCommand {
         let (worker, store, sender) = try await prepareWithSender(settings: settings, logger: logger, name: "herald worker")
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: worker)]
         if let endpoint {
-            services.append(.init(service: operationsMetrics(settings: settings, worker: worker, sender: sender, logger: logger)))
+            services.append(.init(service: operationsMetrics(worker: worker, sender: sender, logger: logger)))
             services.append(
                 .init(
                     service: APIServer.makeOperationsApplication(
@@ -72,14 +72,11 @@ struct WorkerCommand: AsyncParsableCommand {
 
     /// The queue depths, provider counters and certificate expiry that the dashboard and the
     /// alerts use (``OperationsMetrics``), for a process that serves `/metrics`.
-    static func operationsMetrics(settings: Settings, worker: WorkerService, sender: any PushSender, logger: Logger) -> OperationsMetrics {
-        var expiry: Date?
-        if sender is RoutingSender {
-            expiry = (try? SenderSettings.apnsConfiguration(settings: settings)).flatMap { try? $0?.earliestCertificateExpiry() }
-        }
-        return OperationsMetrics(
-            amqp: worker.configuration.amqp, topology: worker.configuration.topology, partitions: worker.configuration.partitions, sender: sender,
-            certificateExpiry: expiry, logger: logger
+    static func operationsMetrics(worker: WorkerService, sender: any PushSender, logger: Logger) -> OperationsMetrics {
+        OperationsMetrics(
+            amqp: worker.configuration.amqp, topology: worker.configuration.topology,
+            partitionQueues: worker.configuration.partitionLayout?.queueNames ?? [], sender: sender,
+            certificateExpiry: ((sender as? RoutingSender)?.ios as? APNsSender)?.certificateExpiry, logger: logger
         )
     }
 

@@ -81,6 +81,11 @@ enum RuntimeSettings {
         settings.string(.templatesDefaultCulture, default: "ru-RU")
     }
 
+    /// `worker.partitions`: 0 (off) or the partition count, the same in every process.
+    static func partitions(_ settings: Settings) throws -> Int {
+        try settings.int(.workerPartitions, default: 0, range: 0...PartitionLayout.maximumCount)
+    }
+
     static func worker(_ settings: Settings) throws -> WorkerConfiguration {
         var configuration = WorkerConfiguration(amqp: try amqp(settings, connectionName: "herald worker"), topology: try topology(settings))
         configuration.prefetch = UInt16(try settings.int(.amqpPrefetch, default: 300, range: 1...65_535))
@@ -93,7 +98,7 @@ enum RuntimeSettings {
             legacyBadge: try settings.bool(.workerLegacyBadge, default: false)
         )
         configuration.broadcastAudienceTTL = try settings.duration(.workerBroadcastCache, default: .seconds(2))
-        configuration.partitions = try settings.int(.workerPartitions, default: 0, range: 0...PartitionLayout.maximumCount)
+        configuration.partitions = try partitions(settings)
         let failures = try settings.int(.workerCircuitFailures, default: 10, range: 0...1_000_000)
         if failures == 0 {
             configuration.circuitBreaker = .disabled

@@ -144,7 +144,7 @@ extension SettingKey {
         .databaseURL, .databasePoolSize,
         .workerThreads, .workerSender, .workerLogSenderFile, .workerShutdownTimeout, .workerDedupeRetention,
         .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache, .workerMetricsListen, .workerPartitions,
-        .workerLegacyBadge, .workerCircuitFailures, .workerCircuitOpen, .workerCircuitMaxOpen,
+        .workerLegacyBadge, .workerCircuitFailures, .workerCircuitOpen, .workerCircuitMaxOpen, .workerCircuitSlow,
         .templatesDefaultCulture,
         .apnsKeyPath, .apnsKeyID, .apnsTeamID, .apnsTopic, .apnsEnvironment, .apnsURL, .apnsCertPath,
         .apnsCertKeyPath, .apnsCertPassword, .apnsCAPath,

@@ -24,13 +24,13 @@ import ServiceLifecycle
 struct OperationsMetrics: Service {
     let amqp: AMQPConfiguration
     let topology: HeraldTopology
-    let partitions: Int
+    let partitionQueues: [String]
     let sender: any PushSender
     let certificateExpiry: Date?
     let logger: Logger
     var interval: Duration = .seconds(10)
 
-    static let providers = ["apns", "fcm"]
+    static let providers = Platform.allCases.map(\.provider)
     static let outcomes = ["sent", "token_dead", "retry", "failed"]
 
     /// Until the graceful shutdown (or cancellation).
@@ -43,8 +43,7 @@ struct OperationsMetrics: Service {
             (topology.queue, Gauge(label: "herald_queue_messages", dimensions: [("queue", topology.queue), ("role", "main")])),
             (topology.deadLetterQueue, Gauge(label: "herald_queue_messages", dimensions: [("queue", topology.deadLetterQueue), ("role", "dead_letter")])),
         ]
-        for p in 0..<partitions {
-            let name = "\(topology.queue).p\(p)"
+        for name in partitionQueues {
             queues.append((name, Gauge(label: "herald_queue_messages", dimensions: [("queue", name), ("role", "partition")])))
         }
         var counters: [String: Counter] = [:]

@@ -43,6 +43,14 @@ enum TestEvents {
     /// A 64-hex-digit APNs token for `n` (the sandbox checks the format).
     static func apnsToken(_ n: Int) -> String { String(format: "%064x", n) }
 
+    /// Each user with an iPhone (`iphone-<n>`, an APNs token for `n`) and an Android phone
+    /// (`pixel-<n>`).
+    static func phonePairs(for users: [String]) -> [DeviceRegistration] {
+        users.enumerated().flatMap { n, user in
+            [device("iphone-\(n)", user: user, platform: .ios, token: apnsToken(n)), device("pixel-\(n)", user: user, platform: .android)]
+        }
+    }
+
     static func device(
         _ id: String, user: String, platform: Platform = .ios, token: String? = nil, culture: String = "ru-RU", zone: String? = nil, branch: String? = nil
     ) -> DeviceRegistration {

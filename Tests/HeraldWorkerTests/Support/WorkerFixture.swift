@@ -16,6 +16,8 @@ struct WorkerFixture: Sendable {
     let store: Store
     let database: TestDatabase
     let topology: HeraldTopology
+    /// The main queue and its wait queue (where deferred copies wait): settled together.
+    var mainAndWaitQueues: [String] { [topology.queue, topology.queue + ".wait"] }
     let amqpConfiguration: AMQPConfiguration
     /// For publishing and inspecting queues.
     let amqp: AMQPConnection
