@@ -222,4 +222,70 @@ struct DeliveryJournalTests {
             #expect(try await store.journal.claim(Self.batch(["old"], [])).messageIds.allSatisfy { $0 != nil })
         }
     }
+
+    @Test func aBodySharedByThreeOrMoreDeliveriesIsStoredOncePerMessage() async throws {
+        try await StoreFixture.with { store, database in
+            let refs = try await Self.devices(store, ["d1", "d2", "d3", "d4", "d5"])
+            let answer = try await store.journal.claim(Self.batch(["b", "t"], refs.map { (0, $0) } + [(1, refs[0]), (1, refs[1])]))
+            let (b, t) = (try #require(answer.messageIds[0]), try #require(answer.messageIds[1]))
+            let shared = #"{"aps":{"alert":"всем"}}"#
+            // b: four devices get one body, d5 another; t: two deliveries, below the threshold.
+            let records =
+                refs.prefix(4).map { Self.sent($0, 1, message: b, payload: shared) } + [
+                    Self.sent(refs[4], 1, message: b, payload: "{}"), Self.sent(refs[0], 2, message: t, payload: shared),
+                    Self.sent(refs[1], 2, message: t, payload: shared),
+                ]
+            try await store.journal.record(records)
+            // Recorded again (its first answer lost): the rows and the body stay as they are.
+            try await store.journal.record(records)
+
+            let rows = try await database.admin.query(
+                "SELECT count(*) FILTER (WHERE payload IS NULL AND payload_digest IS NOT NULL), count(*) FILTER (WHERE payload IS NOT NULL AND payload_digest IS NULL), (SELECT count(*) FROM message_payloads) FROM journal"
+            )
+            #expect(try rows.first?.decode(Int.self, at: 0) == 4)
+            #expect(try rows.first?.decode(Int.self, at: 1) == 3)
+            #expect(try rows.first?.decode(Int.self, at: 2) == 1)
+            for id in ["d1", "d2", "d3", "d4"] {
+                #expect(try await store.notificationLog.entries(deviceId: id, after: 0).first?.payload == shared, "\(id)")
+                #expect(try await store.notificationLog.count(deviceId: id, after: 0) == (id == "d1" || id == "d2" ? 2 : 1))
+            }
+            #expect(try await store.notificationLog.entries(deviceId: "d5", after: 0).map(\.payload) == ["{}"])
+        }
+    }
+
+    @Test func completedRetriedRowsShareTheirBody() async throws {
+        try await StoreFixture.with { store, database in
+            let refs = try await Self.devices(store, ["d1", "d2", "d3"])
+            let id = try #require(try await store.journal.claim(Self.batch(["b"], refs.map { (0, $0) })).messageIds[0])
+            try await store.journal.record(
+                refs.map { DeliveryRecord(deviceRef: $0, position: 1, messageId: id, userId: "0", state: .pending, attempts: 1, lastError: "503") })
+            try await store.journal.record(
+                refs.map {
+                    DeliveryRecord(
+                        deviceRef: $0, position: 1, messageId: id, userId: "0", state: .sent, attempts: 2, payload: Array("{}".utf8), completesPendingRow: true)
+                })
+            let rows = try await database.admin.query("SELECT count(*) FROM journal WHERE state = 'sent' AND payload IS NULL AND payload_digest IS NOT NULL")
+            #expect(try rows.first?.decode(Int.self, at: 0) == 3)
+            #expect(try await store.notificationLog.entries(deviceId: "d3", after: 0).map(\.payload) == ["{}"])
+        }
+    }
+
+    @Test func aMessageOutlivesItsDeliveriesAndTakesItsSharedBodies() async throws {
+        try await StoreFixture.with { store, database in
+            let refs = try await Self.devices(store, ["d1", "d2", "d3"])
+            let id = try #require(try await store.journal.claim(Self.batch(["b"], refs.map { (0, $0) })).messageIds[0])
+            try await store.journal.record(refs.map { Self.sent($0, 1, message: id) })
+            try await database.admin.execute("UPDATE messages SET received_at = now() - interval '60 days'")
+            // Its deliveries are still logged: the message stays.
+            let kept = try await store.journal.expire()
+            #expect(kept.deliveries == 0 && kept.messages == 0)
+            #expect(try await store.notificationLog.entries(deviceId: "d2", after: 0).map(\.payload) == ["{}"])
+
+            try await database.admin.execute("UPDATE journal SET recorded_at = now() - interval '60 days'")
+            let expired = try await store.journal.expire()
+            #expect(expired.deliveries == 3 && expired.messages == 1)
+            let left = try await database.admin.query("SELECT count(*) FROM message_payloads")
+            #expect(try left.first?.decode(Int.self, at: 0) == 0)
+        }
+    }
 }

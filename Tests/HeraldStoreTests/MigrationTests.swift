@@ -19,8 +19,7 @@ struct MigrationTests {
             #expect(
                 tables == [
                     "dead_letters", "device_positions", "device_reads", "device_users", "devices", "event_metadata", "herald_schema_migrations", "journal",
-                    "messages", "templates",
-                    "user_settings",
+                    "message_payloads", "messages", "templates", "user_settings",
                 ])
         }
     }
@@ -63,7 +62,7 @@ struct MigrationTests {
             )
             try await database.admin.execute("INSERT INTO dedupe_keys VALUES ('m9', now(), now() + interval '1 day')")
 
-            #expect(try await store.migrate() == [2, 3, 4])
+            #expect(try await store.migrate() == [2, 3, 4, 5])
             let log = try await store.notificationLog.entries(deviceId: "d1", after: 0)
             #expect(log.map(\.payload) == [#"{"a":1}"#])
             #expect(log.map(\.deliveryKey.rawValue) == ["k1"])

@@ -225,20 +225,27 @@ public struct DeliveryJournal: Sendable {
         let upserts = records.filter { $0.completesPendingRow || !$0.state.isTerminal }
         let dead = records.filter { $0.state == .tokenDead && $0.token != nil }
         if upserts.isEmpty && dead.isEmpty {
+            let rows = Self.rowParameters(fresh)
             try await StoreError.wrap("DeliveryJournal.record") {
                 do {
-                    try await client.execute(Self.insertSQL(onConflict: false), Self.rowParameters(fresh))
+                    try await client.execute(Self.insertSQL(onConflict: false, sharing: rows.sharing), rows.parameters)
                 } catch let error as PostgresError where error.code == .uniqueViolation {
                     // A repeated record (the first one committed, its answer was lost).
-                    try await client.execute(Self.insertSQL(onConflict: true), Self.rowParameters(fresh))
+                    try await client.execute(Self.insertSQL(onConflict: true, sharing: rows.sharing), rows.parameters)
                 }
             }
             return
         }
         try await StoreError.wrap("DeliveryJournal.record") {
             try await client.withTransaction { transaction in
-                if !fresh.isEmpty { try await transaction.execute(Self.insertSQL(onConflict: true), Self.rowParameters(fresh)) }
-                if !upserts.isEmpty { try await transaction.execute(Self.upsertSQL, Self.rowParameters(upserts)) }
+                if !fresh.isEmpty {
+                    let rows = Self.rowParameters(fresh)
+                    try await transaction.execute(Self.insertSQL(onConflict: true, sharing: rows.sharing), rows.parameters)
+                }
+                if !upserts.isEmpty {
+                    let rows = Self.rowParameters(upserts)
+                    try await transaction.execute(Self.upsertSQL(sharing: rows.sharing), rows.parameters)
+                }
                 if !dead.isEmpty {
                     try await transaction.execute(
                         """
@@ -298,11 +305,13 @@ public struct DeliveryJournal: Sendable {
     /// Forgets deliveries recorded and messages received longer ago than the retention (the
     /// longer of the journal's and the notification log's; messages also the AvoidDublication
     /// window), at most `limit` rows of each per call. A message redelivered after that is sent
-    /// again, so keep the retention longer than any redelivery can take.
+    /// again, so keep the retention longer than any redelivery can take. A message outlives its
+    /// deliveries' rows (their log entries read its key and shared bodies), and its shared bodies
+    /// go with it.
     @discardableResult
     public func expire(limit: Int = 10_000) async throws(StoreError) -> (deliveries: Int, messages: Int) {
         let rows = Int(max(retention, logRetention).components.seconds)
-        let messages = Int(max(retention, dedupeRetention).components.seconds)
+        let messages = Int(max(retention, logRetention, dedupeRetention).components.seconds)
         return try await StoreError.wrap("DeliveryJournal.expire") {
             let deliveries = try await client.execute(
                 """
@@ -311,14 +320,19 @@ public struct DeliveryJournal: Sendable {
                 """,
                 [rows, limit]
             )
-            let expired = try await client.execute(
+            let expired = try await client.query(
                 """
-                DELETE FROM messages WHERE ctid = ANY (ARRAY(
-                    SELECT ctid FROM messages WHERE received_at < now() - make_interval(secs => $1) LIMIT $2))
+                WITH gone AS (
+                    DELETE FROM messages WHERE ctid = ANY (ARRAY(
+                        SELECT ctid FROM messages m WHERE received_at < now() - make_interval(secs => $1)
+                            AND NOT EXISTS (SELECT 1 FROM journal j WHERE j.message_id = m.id) LIMIT $2))
+                    RETURNING id
+                ), bodies AS (DELETE FROM message_payloads WHERE message_id IN (SELECT id FROM gone))
+                SELECT count(*) FROM gone
                 """,
                 [messages, limit]
             )
-            return (deliveries, expired)
+            return (deliveries, try expired.first?.decode(Int.self, at: 0) ?? 0)
         }
     }
 
@@ -382,33 +396,54 @@ public struct DeliveryJournal: Sendable {
         """
     }
 
-    static func insertSQL(onConflict: Bool) -> String {
-        """
-        INSERT INTO journal (device_ref, position, message_id, user_id, state, attempts, provider_id, last_error, payload)
-        SELECT d, p, m, u, s, a::integer, i, x, b
-        FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int8[], $7::text[], $8::text[], $9::text[])
-            AS r(d, p, m, u, s, a, i, x, b)
-        \(onConflict ? "ON CONFLICT (device_ref, position) DO NOTHING" : "")
-        """
+    static func insertSQL(onConflict: Bool, sharing: Bool) -> String {
+        rowsSQL(sharing: sharing) + (onConflict ? "\nON CONFLICT (device_ref, position) DO NOTHING" : "")
     }
 
     /// Writes or completes `.pending` and `.deferred` rows; a terminal row is never changed.
-    static let upsertSQL = """
-        INSERT INTO journal (device_ref, position, message_id, user_id, state, attempts, provider_id, last_error, payload)
-        SELECT d, p, m, u, s, a::integer, i, x, b
-        FROM unnest($1::int8[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int8[], $7::text[], $8::text[], $9::text[])
-            AS r(d, p, m, u, s, a, i, x, b)
-        ON CONFLICT (device_ref, position) DO UPDATE
-        SET state = EXCLUDED.state, attempts = EXCLUDED.attempts, provider_id = EXCLUDED.provider_id, last_error = EXCLUDED.last_error,
-            payload = EXCLUDED.payload, recorded_at = now()
-        WHERE journal.state IN ('pending', 'deferred')
-        """
+    static func upsertSQL(sharing: Bool) -> String {
+        rowsSQL(sharing: sharing) + """
 
-    static func rowParameters(_ records: [DeliveryRecord]) -> [any PostgresBindable] {
-        [
-            records.map { Int($0.deviceRef) }, records.map { Int($0.position) }, records.map { Int($0.messageId) }, records.map(\.userId),
-            records.map(\.state.rawValue), records.map(\.attempts), records.map(\.providerId), records.map(\.lastError),
-            PostgresUTF8Array(records.map(\.payload)),
-        ]
+            ON CONFLICT (device_ref, position) DO UPDATE
+            SET state = EXCLUDED.state, attempts = EXCLUDED.attempts, provider_id = EXCLUDED.provider_id, last_error = EXCLUDED.last_error,
+                payload = EXCLUDED.payload, payload_digest = EXCLUDED.payload_digest, recorded_at = now()
+            WHERE journal.state IN ('pending', 'deferred')
+            """
+    }
+
+    /// The INSERT of a batch's rows (``rowParameters(_:)``). With `sharing`, the bodies that
+    /// several rows share (``SharedPayloads``) are written to `message_payloads` in the same
+    /// statement, so a row never names a digest whose body is not stored.
+    private static func rowsSQL(sharing: Bool) -> String {
+        let rows = """
+            unnest($1::int8[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int8[], $7::text[], $8::text[], $9::text[], $10::uuid[])
+                AS r(d, p, m, u, s, a, i, x, b, h)
+            """
+        let insert = "INSERT INTO journal (device_ref, position, message_id, user_id, state, attempts, provider_id, last_error, payload, payload_digest)"
+        guard sharing else {
+            return """
+                \(insert)
+                SELECT d, p, m, u, s, a::integer, i, x, b, h FROM \(rows)
+                """
+        }
+        return """
+            WITH r AS (SELECT * FROM \(rows)),
+            shared AS (INSERT INTO message_payloads (message_id, digest, payload) SELECT m, h, b FROM r WHERE h IS NOT NULL AND b IS NOT NULL ON CONFLICT DO NOTHING)
+            \(insert)
+            SELECT d, p, m, u, s, a::integer, i, x, CASE WHEN h IS NULL THEN b END, h FROM r
+            """
+    }
+
+    /// The parameters of ``rowsSQL(sharing:)``, and whether any body is shared.
+    static func rowParameters(_ records: [DeliveryRecord]) -> (parameters: [any PostgresBindable], sharing: Bool) {
+        let payloads = SharedPayloads(records)
+        return (
+            [
+                records.map { Int($0.deviceRef) }, records.map { Int($0.position) }, records.map { Int($0.messageId) }, records.map(\.userId),
+                records.map(\.state.rawValue), records.map(\.attempts), records.map(\.providerId), records.map(\.lastError),
+                PostgresUTF8Array(payloads.payloads), payloads.digests,
+            ],
+            payloads.isSharing
+        )
     }
 }

@@ -23,13 +23,7 @@ public struct MessageKey: Sendable, Hashable, CustomStringConvertible {
         var hasher = SHA256()
         hasher.update(data: Array(text.utf8))
         if !partitionSuffix.isEmpty { hasher.update(data: Array(partitionSuffix.utf8)) }
-        digest = hasher.finalize().withUnsafeBytes { bytes in
-            UUID(
-                uuid: (
-                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                    bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-                ))
-        }
+        digest = UUID(prefixOf: hasher.finalize())
     }
 
     public var description: String { text + partitionSuffix }

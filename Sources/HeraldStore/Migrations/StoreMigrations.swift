@@ -10,5 +10,6 @@ enum StoreMigrations {
         Migration(version: 2, name: "journal", sql: String(decoding: PackageResources._002_journal_sql, as: UTF8.self)),
         Migration(version: 3, name: "support", sql: String(decoding: PackageResources._003_support_sql, as: UTF8.self)),
         Migration(version: 4, name: "journal message index", sql: String(decoding: PackageResources._004_journal_message_index_sql, as: UTF8.self)),
+        Migration(version: 5, name: "shared payloads", sql: String(decoding: PackageResources._005_shared_payloads_sql, as: UTF8.self)),
     ]
 }

@@ -14,6 +14,14 @@ public struct NotificationLogRepository: Sendable {
         self.retention = retention
     }
 
+    /// Whether journal row `j` is a log entry: sent, with its body (rows migrated from version 1
+    /// may have none) in the row or shared by its message (``SharedPayloads``).
+    static let isEntrySQL = "j.state = 'sent' AND (j.payload IS NOT NULL OR j.payload_digest IS NOT NULL)"
+    /// The body of journal row `j`.
+    static let payloadSQL = """
+        coalesce(j.payload, (SELECT s.payload FROM message_payloads s WHERE s.message_id = j.message_id AND s.digest = j.payload_digest))
+        """
+
     /// Entries of a device with a position greater than `after`, oldest first, at most `limit`.
     /// Positions of deliveries that failed or are still in flight are absent. With
     /// `visibleTo`, only the entries addressed to that user or broadcast (user `"0"`): on a
@@ -24,9 +32,9 @@ public struct NotificationLogRepository: Sendable {
         try await StoreError.wrap("NotificationLogRepository.entries") {
             let rows = try await client.query(
                 """
-                SELECT j.position, j.user_id, coalesce(j.event_id, m.event_id) AS event_id, j.payload, j.recorded_at, j.collapse_id, \(MessageKey.textSQL) AS key_text
+                SELECT j.position, j.user_id, coalesce(j.event_id, m.event_id) AS event_id, \(Self.payloadSQL) AS payload, j.recorded_at, j.collapse_id, \(MessageKey.textSQL) AS key_text
                 FROM devices d JOIN journal j ON j.device_ref = d.id LEFT JOIN messages m ON m.id = j.message_id
-                WHERE d.app = $1 AND d.device_id = $2 AND j.position > $3 AND j.state = 'sent' AND j.payload IS NOT NULL
+                WHERE d.app = $1 AND d.device_id = $2 AND j.position > $3 AND \(Self.isEntrySQL)
                   AND j.recorded_at > now() - make_interval(secs => $6)
                   AND ($5::text IS NULL OR j.user_id IN ($5, '0'))
                 ORDER BY j.position
@@ -58,7 +66,7 @@ public struct NotificationLogRepository: Sendable {
             let rows = try await client.query(
                 """
                 SELECT count(*) FROM devices d JOIN journal j ON j.device_ref = d.id
-                WHERE d.app = $1 AND d.device_id = $2 AND j.position > $3 AND j.state = 'sent' AND j.payload IS NOT NULL
+                WHERE d.app = $1 AND d.device_id = $2 AND j.position > $3 AND \(Self.isEntrySQL)
                   AND j.recorded_at > now() - make_interval(secs => $5)
                   AND ($4::text IS NULL OR j.user_id IN ($4, '0'))
                 """,
