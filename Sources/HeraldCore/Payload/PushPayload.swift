@@ -31,17 +31,27 @@ public struct PushPayload: Sendable, Hashable {
     /// keeps no device tokens; a resend puts the device's current token back.
     public var loggedBody: [UInt8] {
         guard platform == .android else { return body }
-        let marker = Array(#","token":""#.utf8)
-        guard body.count > marker.count + 2, body.suffix(2) == [UInt8(ascii: "}"), UInt8(ascii: "}")] else { return body }
-        var start = body.count - 2 - marker.count
-        while start >= 0 {
-            if body[start] == marker[0], body[start..<(start + marker.count)].elementsEqual(marker) {
-                return Array(body[..<start]) + [UInt8(ascii: "}"), UInt8(ascii: "}")]
+        let marker = Self.tokenMarker
+        let closing = UInt8(ascii: "}")
+        guard body.count > marker.count + 2, body[body.count - 1] == closing, body[body.count - 2] == closing else { return body }
+        return body.withUnsafeBufferPointer { bytes in
+            var start = bytes.count - 2 - marker.count
+            while start >= 0 {
+                if bytes[start] == marker[0], UnsafeBufferPointer(rebasing: bytes[start..<(start + marker.count)]).elementsEqual(marker) {
+                    var logged: [UInt8] = []
+                    logged.reserveCapacity(start + 2)
+                    logged.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<start]))
+                    logged.append(closing)
+                    logged.append(closing)
+                    return logged
+                }
+                start -= 1
             }
-            start -= 1
+            return body
         }
-        return body
     }
+
+    private static let tokenMarker = Array(#","token":""#.utf8)
 
     /// The body as a value, parsed on demand (for `herald preview` and logs; the hot path never
     /// needs it).

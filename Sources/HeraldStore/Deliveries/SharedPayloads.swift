@@ -47,6 +47,12 @@ struct SharedPayloads {
     private struct Group: Hashable {
         let message: Int64
         let payload: [UInt8]
+
+        /// The bytes in one call: `[UInt8]`'s own hashing feeds the hasher a byte at a time.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(message)
+            payload.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
     }
 }
 
