@@ -25,23 +25,25 @@ enum XMLEventReader {
         guard root.name.asciiCaseInsensitiveEquals("PushNotification") else {
             throw a.error(.unexpectedRoot, "document", "root element must be <PushNotification>", offset: root.offset, value: root.name)
         }
-        var seen: Set<String> = []
+        var seen: UInt8 = 0
         for child in root.children {
-            guard let key = fieldKey(child.name) else {
+            guard let field = Field(name: child.name) else {
                 a.notes.append(.ignoredField(field: child.name))
                 continue
             }
-            guard seen.insert(key).inserted else {
+            let bit: UInt8 = 1 << field.rawValue
+            guard seen & bit == 0 else {
                 throw a.error(.duplicateField, child.name, "appears more than once", offset: child.offset)
             }
-            switch key {
-            case "eventid":
+            seen |= bit
+            switch field {
+            case .eventId:
                 try a.setId(child.text, field: "EventId", offset: child.offset)
-            case "eventtype":
+            case .eventType:
                 try a.setType(child.text, field: "EventType", offset: child.offset)
-            case "eventdatetime":
+            case .eventDateTime:
                 try a.setDateTime(child.text, field: "EventDateTime", offset: child.offset)
-            case "eventfilters":
+            case .eventFilters:
                 var index = 0
                 for filter in child.children {
                     guard filter.name.asciiCaseInsensitiveEquals("Filter") else {
@@ -58,7 +60,7 @@ enum XMLEventReader {
                     }
                     try a.addFilter(name: name, value: value, field: "EventFilters/Filter[\(n)]", offset: filter.offset)
                 }
-            default:  // eventparams
+            case .eventParams:
                 var index = 0
                 for param in child.children {
                     guard param.name.asciiCaseInsensitiveEquals("EventParam") else {
@@ -77,12 +79,21 @@ enum XMLEventReader {
         return try a.finish(idField: "EventId", typeField: "EventType", dateTimeField: "EventDateTime")
     }
 
-    private static let fields = ["EventId", "EventType", "EventDateTime", "EventFilters", "EventParams"]
+    /// A child of the root that the reader knows (a bit of a set of those seen).
+    private enum Field: UInt8 {
+        case eventId, eventType, eventDateTime, eventFilters, eventParams
 
-    /// The lowercased field name of a child of the root, or `nil` for an unknown element.
-    private static func fieldKey(_ name: String) -> String? {
-        if fields.contains(name) { return name.asciiLowercased }
-        return fields.first { $0.asciiCaseInsensitiveEquals(name) }?.asciiLowercased
+        private static let names: [(String, Field)] = [
+            ("EventId", .eventId), ("EventType", .eventType), ("EventDateTime", .eventDateTime), ("EventFilters", .eventFilters),
+            ("EventParams", .eventParams),
+        ]
+
+        /// The exact spelling first (what producers send), then any case.
+        init?(name: String) {
+            guard let match = Self.names.first(where: { $0.0 == name }) ?? Self.names.first(where: { $0.0.asciiCaseInsensitiveEquals(name) })
+            else { return nil }
+            self = match.1
+        }
     }
 
     /// "line L, column C" of a byte offset (columns count bytes), for error reasons.
