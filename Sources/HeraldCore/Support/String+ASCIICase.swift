@@ -8,9 +8,10 @@ extension StringProtocol {
 
 extension String {
     /// Concrete overload: the generic one is not specialized across every call site, and this
-    /// runs for every element, attribute and filter name of every event.
+    /// runs for every element, attribute and filter name of every event. Names usually come in
+    /// the expected case: `==` (a compare of the small strings' raw bits) answers those first.
     func asciiCaseInsensitiveEquals(_ other: String) -> Bool {
-        asciiBytesEqualIgnoringCase(utf8, other.utf8)
+        self == other || asciiBytesEqualIgnoringCase(utf8, other.utf8)
     }
 }
 
