@@ -74,6 +74,7 @@ public struct EventDecoder: Sendable {
     }
 
     private static func charset(of contentType: String) -> String? {
+        guard contentType.utf8.contains(UInt8(ascii: ";")) else { return nil }
         for part in contentType.split(separator: ";").dropFirst() {
             let pair = part.split(separator: "=", maxSplits: 1)
             if pair.count == 2, String(pair[0]).trimmingSpaces.asciiCaseInsensitiveEquals("charset") {

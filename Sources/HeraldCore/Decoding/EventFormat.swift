@@ -8,6 +8,15 @@ public enum EventFormat: String, Sendable, Codable, Hashable, CustomStringConver
     /// The format a MIME type names (`application/xml`, `text/xml`, `*+xml`, `application/json`,
     /// `text/json`, `*+json`), or `nil` for anything else (then the decoder looks at the bytes).
     public init?(contentType: String) {
+        // What producers send, answered without taking the string apart (every message asks).
+        switch contentType {
+        case "application/xml": self = .xml
+        case "application/json": self = .json
+        default: self.init(parsing: contentType)
+        }
+    }
+
+    private init?(parsing contentType: String) {
         let mime = contentType.split(separator: ";", maxSplits: 1).first.map { String($0).trimmingSpaces.asciiLowercased } ?? ""
         switch mime {
         case "application/xml", "text/xml": self = .xml
