@@ -7,15 +7,16 @@ import HeraldTesting
 import HeraldWorker
 import Testing
 
-/// Kill -9 of the worker in the middle of 4,000 messages, then a restart: every delivery
+/// Kill -9 of the worker in the middle of 20,000 messages, then a restart: every delivery
 /// reaches the sender at least once and none twice (the real `herald worker` binary, with the
-/// log sender writing to a file).
+/// log sender writing to a file). The batch is large enough that the kill lands mid-run
+/// however fast the pipeline gets (4,000 were drained before the kill once it got faster).
 @Suite("Crash", .timeLimit(.minutes(3)))
 struct CrashTests {
     @Test func killNineMidRunThenRestartDeliversEveryKeyExactlyOnce() async throws {
         try await WorkerFixture.with { fixture in
             let users = 100
-            let messages = 4_000
+            let messages = 20_000
             try await fixture.store.devices.importDevices(
                 (0..<users).map { TestEvents.device("d\($0)", user: "u\($0)", platform: $0 % 2 == 0 ? .ios : .android) })
             try await fixture.publish((0..<messages).map { TestEvents.xml(users: ["u\($0 % users)"], parameters: ["\($0)"], sequence: $0) })

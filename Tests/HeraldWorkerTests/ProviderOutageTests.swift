@@ -76,7 +76,9 @@ struct ProviderOutageTests {
                 try await fixture.publish(users.enumerated().map { TestEvents.xml(users: [$0.element], sequence: $0.offset + 1) })
                 try await waitUntil("every Android push", timeout: .seconds(20)) { sender.sent.filter { $0.platform == .android }.count == 30 }
                 let androidDone = ContinuousClock.now - started
-                #expect(androidDone < .seconds(5), "Android pushes took \(androidDone) while APNs answered in 1.5 s")
+                // Held behind the iPhone pushes they would take 11 s; with the breaker ~2–3 s alone,
+                // 6 s once while the suite's other tests ran worker processes on the 2 cores.
+                #expect(androidDone < .seconds(8), "Android pushes took \(androidDone) while APNs answered in 1.5 s")
                 #expect(worker.statistics.deferred >= 1, "the slow provider's deliveries wait in the broker")
 
                 sender.setSlow(.ios, nil)
