@@ -56,12 +56,20 @@ struct ParkedDeliveries {
     /// Removes and returns the deliveries that match, earliest first.
     mutating func removeAll(where matches: (Delivery) -> Bool) -> [Delivery] {
         guard heap.contains(where: { matches($0.delivery) }) else { return [] }
-        // A sorted array is a valid heap: sort once, split it.
+        // A sorted array is a valid heap, and so is what stays of it: sort once, split it.
         let sorted = heap.sorted { $0.precedes($1) }
-        heap = sorted.filter { !matches($0.delivery) }
+        var removed: [Delivery] = []
+        heap.removeAll(keepingCapacity: true)
         perPlatform = [:]
-        for entry in heap { perPlatform[entry.delivery.recipient.subscription.platform, default: 0] += 1 }
-        return sorted.compactMap { matches($0.delivery) ? $0.delivery : nil }
+        for entry in sorted {
+            if matches(entry.delivery) {
+                removed.append(entry.delivery)
+            } else {
+                heap.append(entry)
+                perPlatform[entry.delivery.recipient.subscription.platform, default: 0] += 1
+            }
+        }
+        return removed
     }
 
     private mutating func removeFirst() {
