@@ -31,12 +31,12 @@ struct PipelinePiecesTests {
     }
 
     /// A delivery of journal message `message` to device `device`.
-    private func delivery(message: Int64, device: Int64) -> Delivery {
+    private func delivery(message: Int64, device: Int64, platform: Platform = .ios) -> Delivery {
         let event = Event(id: "E", type: .message, dateTime: EventTimestamp(date: Date()), filters: [], params: [])
         let context = MessageContext(event: event, metadata: .defaults(for: "E"), key: MessageKey(text: "m\(message)"), journalId: message, publishedAt: nil)
-        let subscription = Subscription(deviceId: "d\(device)", token: "t\(device)", platform: .ios, userId: "u", culture: "ru-RU", deviceRef: device)
+        let subscription = Subscription(deviceId: "d\(device)", token: "t\(device)", platform: platform, userId: "u", culture: "ru-RU", deviceRef: device)
         let rendered = RenderedNotification(
-            eventId: "E", culture: "ru-RU", platform: .ios, title: "", body: "b", metadata: .defaults(for: "E"), isSilent: false)
+            eventId: "E", culture: "ru-RU", platform: platform, title: "", body: "b", metadata: .defaults(for: "E"), isSilent: false)
         return Delivery(
             context: context, recipient: Recipient(subscription: subscription, addressedUserId: "u"), rendered: rendered, deviceRef: device, position: 1,
             inDoubt: false, attempts: 0, hasPendingRow: false
@@ -168,6 +168,19 @@ struct PipelinePiecesTests {
         #expect(parked.count == 1)
         #expect(parked.removeAll().map(\.deviceRef) == [1])
         #expect(parked.earliest == nil)
+    }
+
+    @Test func parkedDeliveriesOfOnePlatformComeOutEarliestFirstAndTheRestStayInOrder() {
+        var parked = ParkedDeliveries()
+        let now = ContinuousClock.now
+        for (device, seconds, platform) in [(1, 4, Platform.ios), (2, 1, .android), (3, 3, .android), (4, 2, .ios), (5, 5, .android)] {
+            parked.insert(delivery(message: Int64(device), device: Int64(device), platform: platform), due: now + .seconds(seconds))
+        }
+        #expect(parked.removeAll { _ in false }.isEmpty)
+        #expect(parked.removeAll { $0.recipient.subscription.platform == .android }.map(\.deviceRef) == [2, 3, 5])
+        #expect(parked.count == 2 && parked.count(.ios) == 2 && parked.count(.android) == 0)
+        #expect(parked.earliest == now + .seconds(2))
+        #expect(parked.popDue(now: now + .seconds(10)).map(\.deviceRef) == [4, 1])
     }
 
     // MARK: Dead-letter headers
