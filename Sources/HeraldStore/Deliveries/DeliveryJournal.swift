@@ -221,11 +221,11 @@ public struct DeliveryJournal: Sendable {
     /// nothing retried, no dead token) is one INSERT.
     public func record(_ records: [DeliveryRecord]) async throws(StoreError) {
         guard !records.isEmpty else { return }
-        let fresh = records.filter { !$0.completesPendingRow && $0.state.isTerminal }
-        let upserts = records.filter { $0.completesPendingRow || !$0.state.isTerminal }
-        let dead = records.filter { $0.state == .tokenDead && $0.token != nil }
-        if upserts.isEmpty && dead.isEmpty {
-            let rows = Self.rowParameters(fresh)
+        let isFresh = { (record: DeliveryRecord) in !record.completesPendingRow && record.state.isTerminal }
+        let isDeadToken = { (record: DeliveryRecord) in record.state == .tokenDead && record.token != nil }
+        if records.allSatisfy({ isFresh($0) && !isDeadToken($0) }) {
+            // The common batch, taken as it is (no copies of the records).
+            let rows = Self.rowParameters(records)
             try await StoreError.wrap("DeliveryJournal.record") {
                 do {
                     try await client.execute(Self.insertSQL(onConflict: false, sharing: rows.sharing), rows.parameters)
@@ -236,6 +236,9 @@ public struct DeliveryJournal: Sendable {
             }
             return
         }
+        let fresh = records.filter(isFresh)
+        let upserts = records.filter { !isFresh($0) }
+        let dead = records.filter(isDeadToken)
         try await StoreError.wrap("DeliveryJournal.record") {
             try await client.withTransaction { transaction in
                 if !fresh.isEmpty {
