@@ -24,6 +24,11 @@ final class ChannelState {
     var ledger = DeliveryLedger()
     /// Acks gathered during this turn of the thread, coalesced when flushed.
     var pendingAcks: [UInt64] = []
+    /// Acks of deliveries settled ahead of an older one still outstanding, held back for a few
+    /// milliseconds so that the `basic.ack(multiple: true)` covering the older one covers them
+    /// too (``ConnectionDriver/ackHoldTime``); since when the oldest of them waits.
+    var heldAcks: Set<UInt64> = []
+    var heldSince: ContinuousClock.Instant?
     /// Set once the channel is closed (by either side); the object may still be referenced.
     var isClosed = false
 

@@ -113,6 +113,8 @@ extension ConnectionDriver {
         channel.isClosed = true
         channel.ledger.removeAll()
         channel.pendingAcks.removeAll()
+        channel.heldAcks.removeAll()
+        channel.heldSince = nil
         if channelsByNumber[channel.number] === channel { channelsByNumber[channel.number] = nil }
         channelsBySession[channel.session] = nil
         switch channel.role {

@@ -94,8 +94,9 @@ extension ConnectionDriver {
             channel.pendingAcks.append(settlement.deliveryTag)
             return
         }
-        // Anything else keeps its place in order: send the gathered acks first.
-        flush(channel)
+        // Anything else keeps its place in order: send the gathered and held acks first (a
+        // multiple nack must not reach a held ack).
+        flush(channel, force: true)
         guard fatal == nil, !channel.isClosed, let connection else { return }
         let tag = settlement.deliveryTag
         guard channel.ledger.contains(tag) else {
@@ -123,10 +124,11 @@ extension ConnectionDriver {
         closeIfSettled(channel)
     }
 
-    /// Sends the acks gathered on every channel during this turn.
-    func flushSettlements() {
-        for channel in channelsBySession.values where !channel.pendingAcks.isEmpty {
-            flush(channel)
+    /// Sends the acks gathered on every channel during this turn; with `force`, and for a
+    /// consumer no longer active, the held ones too.
+    func flushSettlements(force: Bool = false) {
+        for channel in channelsBySession.values where !channel.pendingAcks.isEmpty || !channel.heldAcks.isEmpty {
+            flush(channel, force: force || channel.consumer?.phase != .active)
             if fatal != nil { return }
             closeIfSettled(channel)
             if fatal != nil { return }
@@ -134,11 +136,16 @@ extension ConnectionDriver {
     }
 
     /// Coalesces a channel's gathered acks: the run covering the oldest outstanding deliveries goes
-    /// as one `basic.ack(multiple: true)`, the rest one by one.
-    private func flush(_ channel: ChannelState) {
-        guard !channel.pendingAcks.isEmpty, let connection else { return }
-        var acks = Set(channel.pendingAcks)
+    /// as one `basic.ack(multiple: true)`. The rest wait for the run that will cover them, up to
+    /// ``ackHoldTime`` and ``ackHoldCount`` (a delivery settled ahead of an older one is common:
+    /// users' lanes finish in their own order; one by one they were a third of the pipeline's
+    /// acks), then go one by one; `force` sends them at once.
+    private func flush(_ channel: ChannelState, force: Bool = false) {
+        guard !channel.pendingAcks.isEmpty || !channel.heldAcks.isEmpty, let connection else { return }
+        var acks = channel.heldAcks
+        acks.formUnion(channel.pendingAcks)
         channel.pendingAcks.removeAll(keepingCapacity: true)
+        channel.heldAcks.removeAll(keepingCapacity: true)
         if let prefix = channel.ledger.takeAckPrefix(from: &acks) {
             let status = amqp_basic_ack(connection, channel.number, prefix.last, prefix.count > 1 ? 1 : 0)
             if status < 0 {
@@ -146,6 +153,17 @@ extension ConnectionDriver {
                 return
             }
         }
+        guard !acks.isEmpty else {
+            channel.heldSince = nil
+            return
+        }
+        let now = ContinuousClock.now
+        if !force, acks.count <= Self.ackHoldCount, now - (channel.heldSince ?? now) < Self.ackHoldTime {
+            channel.heldAcks = acks
+            if channel.heldSince == nil { channel.heldSince = now }
+            return
+        }
+        channel.heldSince = nil
         for tag in acks.sorted() where channel.ledger.settle(tag) {
             let status = amqp_basic_ack(connection, channel.number, tag, 0)
             if status < 0 {
@@ -153,6 +171,17 @@ extension ConnectionDriver {
                 return
             }
         }
+    }
+
+    /// How long, and how many, acks wait for the multiple ack that would cover them. Short: a
+    /// held ack keeps its delivery in the prefetch window, and is lost with the connection (the
+    /// broker delivers the message again; its recorded deliveries are skipped).
+    static let ackHoldTime: Duration = .milliseconds(20)
+    static let ackHoldCount = 256
+
+    /// Whether some channel holds acks back: the loop then waits for activity only briefly.
+    var holdsAcks: Bool {
+        consumerChannels.values.contains { !$0.heldAcks.isEmpty }
     }
 
     private func closeIfSettled(_ channel: ChannelState) {

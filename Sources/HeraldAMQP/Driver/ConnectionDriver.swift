@@ -229,7 +229,7 @@ final class ConnectionDriver {
                 }
             }
             if commands.isEmpty, sent == 0, received == 0 {
-                waitForActivity(milliseconds: closeDeadline == nil ? 50 : 10)
+                waitForActivity(milliseconds: closeDeadline != nil ? 10 : holdsAcks ? 5 : 50)
             }
         }
         terminate(with: fatal ?? AMQPError(code: .connectionLost, call: "run", message: "connection ended"))
@@ -238,8 +238,8 @@ final class ConnectionDriver {
     private func execute(_ command: ConnectionCommand) {
         switch command {
         case .operation(let run, let fail):
-            // Gathered acks go out before anything that could close their channel.
-            flushSettlements()
+            // Gathered and held acks go out before anything that could close their channel.
+            flushSettlements(force: true)
             if let fatal { fail(fatal) } else { run(self) }
         case .publish(let message, let completion):
             outbox.append(OutboundPublish(message: message, sink: .single(completion)))
@@ -255,7 +255,7 @@ final class ConnectionDriver {
         case .settle(let settlement):
             settle(settlement)
         case .close:
-            flushSettlements()
+            flushSettlements(force: true)
             beginClose()
         }
     }
