@@ -30,6 +30,15 @@ enum AMQPTestSupport {
         }
     }
 
+    /// The test broker's configuration, reached through `proxy` (to cut the connection at will).
+    static func configuration(through proxy: TCPProxy, name: String) throws -> AMQPConfiguration {
+        var configuration = try self.configuration()
+        configuration.host = "127.0.0.1"
+        configuration.port = proxy.port
+        configuration.connectionName = name
+        return configuration
+    }
+
     /// Host and port of the test broker, for the TCP proxy.
     static func brokerAddress() throws -> (host: String, port: Int) {
         let configuration = try self.configuration()

@@ -9,14 +9,6 @@ import Testing
 /// stopping the shared broker.
 @Suite("Connection loss", .requires(.rabbitMQ))
 struct ConnectionLossTests {
-    private func proxiedConfiguration(_ proxy: TCPProxy, name: String) throws -> AMQPConfiguration {
-        var configuration = try AMQPTestSupport.configuration()
-        configuration.host = "127.0.0.1"
-        configuration.port = proxy.port
-        configuration.connectionName = name
-        return configuration
-    }
-
     @Test(.timeLimit(.minutes(1)))
     func severingMidConsumeEndsTheStreamWithConnectionLost() async throws {
         let broker = try AMQPTestSupport.brokerAddress()
@@ -28,7 +20,7 @@ struct ConnectionLossTests {
             try await direct.declareQueue(AMQPQueue(name: queue))
             try await direct.publishBatch((0..<200).map { AMQPOutgoingMessage(routingKey: queue, body: AMQPTestSupport.body(sequence: $0)) })
 
-            let connection = try await AMQPConnection.connect(try proxiedConfiguration(proxy, name: "sever-consume"))
+            let connection = try await AMQPConnection.connect(try AMQPTestSupport.configuration(through: proxy, name: "sever-consume"))
             let consumer = try await connection.consume(queue: queue, prefetch: 10)
             let start = Mutex<ContinuousClock.Instant?>(nil)
             let outcome = try await withTimeout(.seconds(15), "the consumer to notice the cut") { () async -> (Int, AMQPError?) in
@@ -68,7 +60,7 @@ struct ConnectionLossTests {
             // Re-establish: a new connection through the same proxy works, and nothing was lost:
             // unacknowledged deliveries went back to the queue (acks sent just before the cut may
             // or may not have reached the broker).
-            let again = try await AMQPConnection.connect(try proxiedConfiguration(proxy, name: "sever-consume-again"))
+            let again = try await AMQPConnection.connect(try AMQPTestSupport.configuration(through: proxy, name: "sever-consume-again"))
             let released = try await AMQPTestSupport.eventually { try await again.queueState(queue).consumerCount == 0 }
             #expect(released)
             let remaining = Int(try await again.queueState(queue).messageCount)
@@ -85,7 +77,7 @@ struct ConnectionLossTests {
         let proxy = try await TCPProxy.start(targetHost: broker.host, targetPort: broker.port)
         let queue = AMQPTestSupport.uniqueQueue("sever-publish")
         try await withCleanup(queues: [queue]) {
-            let connection = try await AMQPConnection.connect(try proxiedConfiguration(proxy, name: "sever-publish"))
+            let connection = try await AMQPConnection.connect(try AMQPTestSupport.configuration(through: proxy, name: "sever-publish"))
             try await connection.declareQueue(AMQPQueue(name: queue))
             let total = 50_000
             let probe = try await AMQPTestSupport.connect(name: "sever-publish-probe")
@@ -128,7 +120,7 @@ struct ConnectionLossTests {
             }
             #expect(await connection.waitUntilClosed()?.code == .connectionLost)
 
-            let again = try await AMQPConnection.connect(try proxiedConfiguration(proxy, name: "sever-publish-again"))
+            let again = try await AMQPConnection.connect(try AMQPTestSupport.configuration(through: proxy, name: "sever-publish-again"))
             try await again.publish(Data("after".utf8), routingKey: queue)
             // Every confirmed message is in the queue.
             #expect(try await again.queueState(queue).messageCount >= UInt32(total - error.failedMessageIndices.count))
@@ -172,7 +164,7 @@ struct ConnectionLossTests {
     func heartbeatsKeepAnIdleConnectionAliveAndDetectASilentPeer() async throws {
         let broker = try AMQPTestSupport.brokerAddress()
         let proxy = try await TCPProxy.start(targetHost: broker.host, targetPort: broker.port)
-        var configuration = try proxiedConfiguration(proxy, name: "heartbeat")
+        var configuration = try AMQPTestSupport.configuration(through: proxy, name: "heartbeat")
         configuration.heartbeat = .seconds(1)
         let connection = try await AMQPConnection.connect(configuration)
 

@@ -28,11 +28,7 @@ struct HeldAckTests {
         let proxy = try await TCPProxy.start(targetHost: broker.host, targetPort: broker.port)
         let queue = AMQPTestSupport.uniqueQueue("held-ack")
         try await withCleanup(queues: [queue]) {
-            var configuration = try AMQPTestSupport.configuration()
-            configuration.host = "127.0.0.1"
-            configuration.port = proxy.port
-            configuration.connectionName = "held-ack"
-            let connection = try await AMQPConnection.connect(configuration)
+            let connection = try await AMQPConnection.connect(try AMQPTestSupport.configuration(through: proxy, name: "held-ack"))
             let (consumer, deliveries) = try await consumeAll(3, from: queue, on: connection)
             // The newest is acked while the two older ones are outstanding: held, then sent alone.
             try consumer.ack(deliveries[2].deliveryTag)

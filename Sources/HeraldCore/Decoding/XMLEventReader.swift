@@ -88,10 +88,9 @@ enum XMLEventReader {
             ("EventParams", .eventParams),
         ]
 
-        /// The exact spelling first (what producers send), then any case.
+        /// In any case (the exact spelling is answered by `==` first).
         init?(name: String) {
-            guard let match = Self.names.first(where: { $0.0 == name }) ?? Self.names.first(where: { $0.0.asciiCaseInsensitiveEquals(name) })
-            else { return nil }
+            guard let match = Self.names.first(where: { $0.0.asciiCaseInsensitiveEquals(name) }) else { return nil }
             self = match.1
         }
     }

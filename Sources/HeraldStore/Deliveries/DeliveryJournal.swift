@@ -399,12 +399,33 @@ public struct DeliveryJournal: Sendable {
         """
     }
 
+    /// The outcome statements, built once like the claim's (a batch picks one).
     static func insertSQL(onConflict: Bool, sharing: Bool) -> String {
-        rowsSQL(sharing: sharing) + (onConflict ? "\nON CONFLICT (device_ref, position) DO NOTHING" : "")
+        switch (onConflict, sharing) {
+        case (false, false): plainInsertSQL
+        case (false, true): plainSharingInsertSQL
+        case (true, false): skippingInsertSQL
+        case (true, true): skippingSharingInsertSQL
+        }
     }
 
     /// Writes or completes `.pending` and `.deferred` rows; a terminal row is never changed.
     static func upsertSQL(sharing: Bool) -> String {
+        sharing ? sharingUpsertSQL : plainUpsertSQL
+    }
+
+    private static let plainInsertSQL = makeInsertSQL(onConflict: false, sharing: false)
+    private static let plainSharingInsertSQL = makeInsertSQL(onConflict: false, sharing: true)
+    private static let skippingInsertSQL = makeInsertSQL(onConflict: true, sharing: false)
+    private static let skippingSharingInsertSQL = makeInsertSQL(onConflict: true, sharing: true)
+    private static let plainUpsertSQL = makeUpsertSQL(sharing: false)
+    private static let sharingUpsertSQL = makeUpsertSQL(sharing: true)
+
+    private static func makeInsertSQL(onConflict: Bool, sharing: Bool) -> String {
+        rowsSQL(sharing: sharing) + (onConflict ? "\nON CONFLICT (device_ref, position) DO NOTHING" : "")
+    }
+
+    private static func makeUpsertSQL(sharing: Bool) -> String {
         rowsSQL(sharing: sharing) + """
 
             ON CONFLICT (device_ref, position) DO UPDATE
