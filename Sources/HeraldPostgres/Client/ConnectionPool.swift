@@ -37,7 +37,7 @@ final class ConnectionPool: Sendable {
     private let state = Mutex(State())
     private let configuration: PostgresConfiguration
     private let logger: Logger
-    private let poolLabel: String
+    let poolLabel: String
 
     init(configuration: PostgresConfiguration, logger: Logger, label: String) {
         self.configuration = configuration

@@ -58,6 +58,13 @@ public final class PostgresClient: PostgresQueryable, Sendable {
         return try await body(connection)
     }
 
+    /// A connection of its own with this client's settings, outside the pool: for a caller that
+    /// keeps its statements in order on one session (``PostgresConnection/submit(_:_:proceed:completion:)``).
+    /// It connects on first use; the caller closes it.
+    public func makeDedicatedConnection(label: String) -> PostgresConnection {
+        PostgresConnection(configuration: configuration, logger: logger, label: "\(pool.poolLabel)-\(label)")
+    }
+
     /// Runs `body` in a transaction on one pooled connection; see
     /// ``PostgresConnection/withTransaction(isolation:readOnly:isolation:_:)``.
     public func withTransaction<T>(

@@ -72,6 +72,24 @@ public final class PostgresConnection: PostgresQueryable, Sendable {
         thread.submit(body)
     }
 
+    /// Queues a statement behind every call queued before it and returns at once: statements
+    /// submitted one after another run back to back on the server, with no trip back to the
+    /// caller in between. `proceed` is asked on the connection's thread just before the
+    /// statement would be sent; when it answers false the statement is skipped and `completion`
+    /// gets `nil`. `completion` runs on the connection's thread, before the next queued call:
+    /// keep it short.
+    public func submit(
+        _ sql: String, _ parameters: [any PostgresBindable], proceed: @escaping @Sendable () -> Bool,
+        completion: @escaping @Sendable (Result<PostgresQueryResult?, PostgresError>) -> Void
+    ) {
+        let values = parameters.map(\.postgresValue)
+        let accepted = thread.submit { session in
+            guard proceed() else { return completion(.success(nil)) }
+            completion(Result { () throws(PostgresError) -> PostgresQueryResult? in try session.execute(sql, values) })
+        }
+        if !accepted { completion(.failure(PostgresError(code: .closed, message: "the connection is closed"))) }
+    }
+
     public func query(_ sql: String, _ parameters: [any PostgresBindable]) async throws(PostgresError) -> PostgresQueryResult {
         let values = parameters.map(\.postgresValue)
         return try await run { (session) throws(PostgresError) in try session.execute(sql, values) }

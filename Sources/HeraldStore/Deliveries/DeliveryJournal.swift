@@ -52,65 +52,28 @@ public struct DeliveryJournal: Sendable {
     /// until the next read; a user who never reported a read counts from 0.
     public func claim(_ batch: ClaimBatch) async throws(StoreError) -> ClaimAnswer {
         guard !batch.messages.isEmpty else { return ClaimAnswer(messageIds: [], positions: batch.deliveries.map { _ in nil }) }
-        // Distinct keys only: a key repeated in the batch is new at its first place.
-        var firstIndex: [UUID: Int] = [:]
-        var distinct: [Int] = []
-        for (index, key) in batch.messages.enumerated() where firstIndex[key.digest] == nil {
-            firstIndex[key.digest] = index
-            distinct.append(index)
-        }
-        var ordinal = [Int](repeating: 0, count: batch.messages.count)  // 1-based in `distinct`; 0: a repeat
-        for (position, index) in distinct.enumerated() { ordinal[index] = position + 1 }
-        var deliveryOrdinals: [Int] = []
-        var deviceRefs: [Int] = []
-        var planned = [Int](repeating: 0, count: distinct.count)
-        deliveryOrdinals.reserveCapacity(batch.deliveries.count)
-        deviceRefs.reserveCapacity(batch.deliveries.count)
-        for delivery in batch.deliveries {
-            let ord = ordinal[delivery.message]
-            deliveryOrdinals.append(ord)
-            deviceRefs.append(Int(delivery.deviceRef))
-            if ord > 0, delivery.deviceRef >= 0 { planned[ord - 1] += 1 }
-        }
-        let keys = distinct.map { batch.messages[$0].digest }
-        let stored = distinct.map { batch.messages[$0].stored }
-        let eventIds: [String?] = distinct.map { $0 < batch.eventIds.count ? batch.eventIds[$0] : nil }
-        let parameters: [any PostgresBindable] = [
-            keys, stored.map(\.text), PostgresByteaArray(stored.map(\.hash)), eventIds, planned, deliveryOrdinals, deviceRefs,
-        ]
+        let request = ClaimRequest(batch)
         return try await StoreError.wrap("DeliveryJournal.claim") {
             let rows: PostgresQueryResult
             if batch.mayHoldKnown {
-                rows = try await client.query(Self.claimSQL(countingUnread: batch.countsUnread, skippingKnown: true), parameters)
+                rows = try await client.query(request.sql(skippingKnown: true), request.parameters)
             } else {
                 do {
-                    rows = try await client.query(Self.claimSQL(countingUnread: batch.countsUnread, skippingKnown: false), parameters)
+                    rows = try await client.query(request.sql(skippingKnown: false), request.parameters)
                 } catch let error as PostgresError where error.isUniqueViolation {
                     // A key the journal knows after all (a producer published it twice): the
                     // plain insert changed nothing; claim again, skipping known keys.
-                    rows = try await client.query(Self.claimSQL(countingUnread: batch.countsUnread, skippingKnown: true), parameters)
+                    rows = try await client.query(request.sql(skippingKnown: true), request.parameters)
                 }
             }
-            var ids = [Int64?](repeating: nil, count: batch.messages.count)
-            var next: [Int64: Int64] = [:]
-            var reads: [Int64: [String: Int64]] = [:]
-            for row in rows {
-                let a = Int64(try row.decode(Int.self, at: 1)), b = try row.decode(Int.self, at: 2)
-                switch try row.decode(Int.self, at: 0) {
-                case 0: ids[distinct[b - 1]] = a
-                case 1: next[a] = Int64(b)
-                default: reads[a, default: [:]][try row.decode(String.self, at: 3)] = Int64(b)
-                }
-            }
-            var positions = [Int64?](repeating: nil, count: batch.deliveries.count)
-            for (index, delivery) in batch.deliveries.enumerated() where ids[delivery.message] != nil {
-                guard let position = next[delivery.deviceRef] else { continue }
-                positions[index] = position
-                next[delivery.deviceRef] = position + 1
-            }
-            let unread = batch.countsUnread ? Self.unread(batch.deliveries, positions: positions, reads: reads) : []
-            return ClaimAnswer(messageIds: ids, positions: positions, unread: unread)
+            return try request.answer(rows)
         }
+    }
+
+    /// A new claim queue: claims sent back to back on a connection of its own (see
+    /// ``ClaimQueue``). Close it when done.
+    public func makeClaimQueue() -> ClaimQueue {
+        ClaimQueue(connection: client.makeDedicatedConnection(label: "claims"))
     }
 
     /// Unread counts for ``claim(_:)``: `reads` holds, per device and user, the read position

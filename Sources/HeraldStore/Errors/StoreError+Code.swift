@@ -26,6 +26,8 @@ extension StoreError {
         public static let schemaMismatch = Code("schemaMismatch")
         /// The store's configuration is invalid.
         public static let invalidConfiguration = Code("invalidConfiguration")
+        /// A caller broke a call's contract (a bug, not a database state): not transient.
+        public static let misuse = Code("misuse")
         /// The store (its database client) was closed.
         public static let closed = Code("closed")
         /// The calling task was cancelled.

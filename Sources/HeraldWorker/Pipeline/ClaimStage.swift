@@ -20,12 +20,14 @@ import Logging
 /// 3. Fan-out: each message is attached to its deliveries and sealed (``MessageTracker``);
 ///    messages with nothing left are acknowledged; the new deliveries go to the engine.
 ///
-/// Chunks are claimed one after the other (the caller awaits each), so positions follow the
-/// order in which messages arrived, which is each user's order. A store call that fails is
-/// retried with backoff; when the worker stops meanwhile, the chunk is left unsettled
-/// (requeued).
+/// Claims go through one ``HeraldStore/ClaimQueue``: ``submit(_:)`` sends a chunk's claim the
+/// moment it is planned, behind the previous chunk's, and ``process(_:claim:)`` (called for one
+/// chunk after the other, in order) takes its answer; so positions follow the order in which
+/// messages arrived, which is each user's order. A store call that fails is retried with
+/// backoff; when the worker stops meanwhile, the chunk is left unsettled (requeued).
 struct ClaimStage: Sendable {
     let journal: DeliveryJournal
+    let queue: ClaimQueue
     let tracker: MessageTracker
     let engine: DeliveryEngine
     let acknowledger: Acknowledger
@@ -36,8 +38,10 @@ struct ClaimStage: Sendable {
     /// it): read in the claim statement itself, no extra round trip.
     var countsUnread = false
 
-    func process(_ chunk: [PlannedMessage]) async {
-        guard !chunk.isEmpty else { return }
+    /// Sends the claim of a planned chunk (nil for an empty one); its answer is taken by
+    /// ``process(_:claim:)``.
+    func submit(_ chunk: [PlannedMessage]) -> PendingClaim? {
+        guard !chunk.isEmpty else { return nil }
         var batch = ClaimBatch(countsUnread: countsUnread, mayHoldKnown: chunk.contains { $0.mayBeKnown })
         batch.messages.reserveCapacity(chunk.count)
         batch.eventIds.reserveCapacity(chunk.count)
@@ -49,7 +53,14 @@ struct ClaimStage: Sendable {
                     ClaimBatch.Delivery(message: index, deviceRef: recipient.subscription.deviceRef ?? -1, userId: recipient.addressedUserId))
             }
         }
-        guard let answer = await retry.run("DeliveryJournal.claim", { () async throws(StoreError) in try await journal.claim(batch) }) else { return }
+        return queue.submit(batch)
+    }
+
+    /// Takes the chunk's claim answer and fans its deliveries out; then lets the next claim go.
+    func process(_ chunk: [PlannedMessage], claim: PendingClaim?) async {
+        guard let claim else { return }
+        defer { queue.pass(claim) }
+        guard let answer = await retry.run("DeliveryJournal.claim", { () async throws(StoreError) in try await claim.answer() }) else { return }
 
         // A message twice in the chunk: the later copies join the first one's deliveries.
         var firstCopy: [UUID: Int64] = [:]

@@ -117,6 +117,7 @@ public final class WorkerService: Service, Sendable {
             acknowledger: acknowledger, deferredCopy: DeferredCopy(queueType: configuration.topology.queueType, metrics: metrics, logger: logger),
             metrics: metrics, retry: retry, stop: stopSignal, logger: logger
         )
+        let claimQueue = store.journal.makeClaimQueue()
         let pipeline = Pipeline(
             planner: MessagePlanner(
                 configuration: configuration, store: store, tracker: tracker, deadLetters: deadLetters, acknowledger: acknowledger,
@@ -124,7 +125,8 @@ public final class WorkerService: Service, Sendable {
                 metrics: metrics, retry: retry
             ),
             claims: ClaimStage(
-                journal: store.journal, tracker: tracker, engine: engine, acknowledger: acknowledger, metrics: metrics, retry: retry, logger: logger,
+                journal: store.journal, queue: claimQueue, tracker: tracker, engine: engine, acknowledger: acknowledger, metrics: metrics, retry: retry,
+                logger: logger,
                 countsUnread: configuration.payloadBuilder.carriesBadge
             ),
             engine: engine
@@ -158,6 +160,7 @@ public final class WorkerService: Service, Sendable {
             stopSignal.abort()
         }
         await sender.shutdown()
+        await claimQueue.close()
         let final = statistics
         logger.info("Worker stopped", metadata: [LogKey.statistics: "\(final)"])
     }
@@ -306,12 +309,15 @@ public final class WorkerService: Service, Sendable {
                 }
             }
             // Planning chunk n + 1 overlaps the claim of chunk n in the database; claims run one
-            // after the other, in arrival order.
+            // after the other, in arrival order (one ClaimQueue), and are fanned out in order.
             var claiming: Task<Void, Never>?
             while let chunk = await inbox.take(max: configuration.maxChunk) {
                 guard let planned = await pipeline.planner.plan(chunk) else { continue }
+                // Sent now: it runs in the database right after the previous chunk's claim,
+                // while that one's answer is still on its way here.
+                let claim = pipeline.claims.submit(planned)
                 await claiming?.value
-                claiming = Task { await pipeline.claims.process(planned) }
+                claiming = Task { await pipeline.claims.process(planned, claim: claim) }
             }
             await claiming?.value
             if let error = inbox.endError {

@@ -1,0 +1,78 @@
+import Foundation
+import HeraldPostgres
+
+/// One ``ClaimBatch`` as the claim statement takes it (its parameters, distinct keys only) and
+/// the reading of that statement's answer: shared by ``DeliveryJournal/claim(_:)`` and the
+/// ``ClaimQueue``.
+struct ClaimRequest: Sendable {
+    let batch: ClaimBatch
+    /// The batch's index of each distinct key, in first-seen order (a key repeated in the batch
+    /// is new at its first place).
+    let distinct: [Int]
+    let parameters: [any PostgresBindable]
+
+    init(_ batch: ClaimBatch) {
+        self.batch = batch
+        var firstIndex: [UUID: Int] = [:]
+        var distinct: [Int] = []
+        for (index, key) in batch.messages.enumerated() where firstIndex[key.digest] == nil {
+            firstIndex[key.digest] = index
+            distinct.append(index)
+        }
+        var ordinal = [Int](repeating: 0, count: batch.messages.count)  // 1-based in `distinct`; 0: a repeat
+        for (position, index) in distinct.enumerated() { ordinal[index] = position + 1 }
+        var deliveryOrdinals: [Int] = []
+        var deviceRefs: [Int] = []
+        var planned = [Int](repeating: 0, count: distinct.count)
+        deliveryOrdinals.reserveCapacity(batch.deliveries.count)
+        deviceRefs.reserveCapacity(batch.deliveries.count)
+        for delivery in batch.deliveries {
+            let ord = ordinal[delivery.message]
+            deliveryOrdinals.append(ord)
+            deviceRefs.append(Int(delivery.deviceRef))
+            if ord > 0, delivery.deviceRef >= 0 { planned[ord - 1] += 1 }
+        }
+        let keys = distinct.map { batch.messages[$0].digest }
+        let stored = distinct.map { batch.messages[$0].stored }
+        let eventIds: [String?] = distinct.map { $0 < batch.eventIds.count ? batch.eventIds[$0] : nil }
+        self.distinct = distinct
+        self.parameters = [
+            keys, stored.map(\.text), PostgresByteaArray(stored.map(\.hash)), eventIds, planned, deliveryOrdinals, deviceRefs,
+        ]
+    }
+
+    func sql(skippingKnown: Bool) -> String {
+        DeliveryJournal.claimSQL(countingUnread: batch.countsUnread, skippingKnown: skippingKnown)
+    }
+
+    /// Whether the statement's answer created a row for every distinct key: nothing known, no
+    /// second step.
+    func isAllNew(_ rows: PostgresQueryResult) throws(PostgresError) -> Bool {
+        var created = 0
+        for row in rows where try row.decode(Int.self, at: 0) == 0 { created += 1 }
+        return created == distinct.count
+    }
+
+    /// Reads the statement's answer (see ``DeliveryJournal/claimSQL(countingUnread:skippingKnown:)``).
+    func answer(_ rows: PostgresQueryResult) throws(PostgresError) -> ClaimAnswer {
+        var ids = [Int64?](repeating: nil, count: batch.messages.count)
+        var next: [Int64: Int64] = [:]
+        var reads: [Int64: [String: Int64]] = [:]
+        for row in rows {
+            let a = Int64(try row.decode(Int.self, at: 1)), b = try row.decode(Int.self, at: 2)
+            switch try row.decode(Int.self, at: 0) {
+            case 0: ids[distinct[b - 1]] = a
+            case 1: next[a] = Int64(b)
+            default: reads[a, default: [:]][try row.decode(String.self, at: 3)] = Int64(b)
+            }
+        }
+        var positions = [Int64?](repeating: nil, count: batch.deliveries.count)
+        for (index, delivery) in batch.deliveries.enumerated() where ids[delivery.message] != nil {
+            guard let position = next[delivery.deviceRef] else { continue }
+            positions[index] = position
+            next[delivery.deviceRef] = position + 1
+        }
+        let unread = batch.countsUnread ? DeliveryJournal.unread(batch.deliveries, positions: positions, reads: reads) : []
+        return ClaimAnswer(messageIds: ids, positions: positions, unread: unread)
+    }
+}
