@@ -28,17 +28,20 @@ public struct RecipientSelector: Sendable {
     public func select(_ event: Event, tag: String?, from subscriptions: some Sequence<Subscription>) throws(RecipientSelectionError) -> [Recipient] {
         let criteria = try Criteria(event: event, policy: policy)
         var result: [Recipient] = []
-        var seen: Set<String> = []
+        var seen: Set<Seen> = []
         for subscription in subscriptions where criteria.matches(subscription, tag: tag) {
-            if criteria.isBroadcast {
-                guard seen.insert(subscription.platform.rawValue + "\u{0}" + subscription.deviceId).inserted else { continue }
-                result.append(Recipient(subscription: subscription, addressedUserId: "0"))
-            } else {
-                guard seen.insert(subscription.platform.rawValue + "\u{0}" + subscription.deviceId + "\u{0}" + subscription.userId).inserted else { continue }
-                result.append(Recipient(subscription: subscription, addressedUserId: subscription.userId))
-            }
+            let userId = criteria.isBroadcast ? "0" : subscription.userId
+            guard seen.insert(Seen(platform: subscription.platform, deviceId: subscription.deviceId, userId: userId)).inserted else { continue }
+            result.append(Recipient(subscription: subscription, addressedUserId: userId))
         }
         return result
+    }
+
+    /// A recipient already selected: a device (per platform) once per addressed user.
+    private struct Seen: Hashable {
+        let platform: Platform
+        let deviceId: String
+        let userId: String
     }
 
     /// Whether `subscription` would receive `event` (ignores the once-per-device rule of
