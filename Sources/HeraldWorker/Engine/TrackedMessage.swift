@@ -1,4 +1,5 @@
 import HeraldAMQP
+import HeraldCore
 
 /// A received AMQP message, from its arrival until it is acknowledged (or given up).
 ///
@@ -13,6 +14,9 @@ final class TrackedMessage: @unchecked Sendable {
     let session: UInt64
     /// For a partition copy (`worker.partitions` > 0): the users it is for; nil otherwise.
     let slice: PartitionSlice?
+    /// Its event, or why it does not decode, when the consumer task decoded it on arrival (off
+    /// the intake's serial path: the planner then only looks it up); nil otherwise.
+    let decoded: Result<Event, EventDecodingError>?
 
     // Guarded by the MessageTracker's lock.
     /// Deliveries it still waits for.
@@ -27,11 +31,14 @@ final class TrackedMessage: @unchecked Sendable {
     /// acknowledged. Read once settled (the lock's release orders it).
     var deferredUntil: ContinuousClock.Instant?
 
-    init(delivery: AMQPDelivery, queue: String, connection: AMQPConnection, session: UInt64, slice: PartitionSlice? = nil) {
+    init(
+        delivery: AMQPDelivery, queue: String, connection: AMQPConnection, session: UInt64, slice: PartitionSlice? = nil, decoder: EventDecoder? = nil
+    ) {
         self.delivery = delivery
         self.queue = queue
         self.connection = connection
         self.session = session
         self.slice = slice
+        self.decoded = decoder.map { EventAdmission.decode(delivery, decoder: $0) }
     }
 }

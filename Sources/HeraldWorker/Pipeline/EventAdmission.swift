@@ -10,16 +10,22 @@ enum EventAdmission {
         case refused(DeadLetterCode, reason: String, eventId: String?)
     }
 
-    static func admit(_ delivery: AMQPDelivery, decoder: EventDecoder, catalog: TemplateCatalog) -> Verdict {
+    /// `decoded`: the event decoded beforehand (``TrackedMessage/decoded``); nil decodes it here.
+    static func admit(
+        _ delivery: AMQPDelivery, decoded: Result<Event, EventDecodingError>? = nil, decoder: EventDecoder, catalog: TemplateCatalog
+    ) -> Verdict {
         let event: Event
-        do {
-            event = try decoder.decode(delivery.body, contentType: delivery.properties.contentType).event
-        } catch {
-            return .refused(.undecodable, reason: error.description, eventId: nil)
+        switch decoded ?? decode(delivery, decoder: decoder) {
+        case .success(let decoded): event = decoded
+        case .failure(let error): return .refused(.undecodable, reason: error.description, eventId: nil)
         }
         guard let metadata = catalog.metadata(forEventId: event.id) else {
             return .refused(.unknownEvent, reason: "no template defines event id \(event.id.prefix(128))", eventId: event.id)
         }
         return .admitted(event, metadata)
+    }
+
+    static func decode(_ delivery: AMQPDelivery, decoder: EventDecoder) -> Result<Event, EventDecodingError> {
+        Result { () throws(EventDecodingError) in try decoder.decode(delivery.body, contentType: delivery.properties.contentType).event }
     }
 }

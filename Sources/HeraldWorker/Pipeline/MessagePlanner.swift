@@ -58,7 +58,7 @@ struct MessagePlanner: Sendable {
         candidates.reserveCapacity(chunk.count)
         for message in chunk {
             let messageKey = IncomingMessage.messageKey(message.delivery)
-            switch EventAdmission.admit(message.delivery, decoder: configuration.decoder, catalog: catalog) {
+            switch EventAdmission.admit(message.delivery, decoded: message.decoded, decoder: configuration.decoder, catalog: catalog) {
             case .admitted(let event, let metadata):
                 candidates.append(Candidate(message: message, event: event, metadata: metadata, messageKey: messageKey))
             case .refused(let code, let reason, let eventId):

@@ -284,10 +284,12 @@ public final class WorkerService: Service, Sendable {
         let layout = configuration.partitionLayout
         return await withDiscardingTaskGroup { group in
             for source in sources {
-                group.addTask { [tracker, metrics] in
+                group.addTask { [tracker, metrics, decoder = configuration.decoder] in
                     do {
                         // What one read of the socket brought, at once: one lock for the
-                        // tracker and one for the inbox per batch, not per message.
+                        // tracker and one for the inbox per batch, not per message. Each
+                        // message is decoded here, as it arrives, in parallel with the intake's
+                        // planning of the chunk before.
                         var deliveries = source.consumer.makeAsyncIterator()
                         while let batch = try await deliveries.nextBatch() {
                             metrics.consumed(batch.count)
@@ -297,7 +299,9 @@ public final class WorkerService: Service, Sendable {
                                     slice = PartitionSlice.of(delivery, queuePartition: partition, layout: layout)
                                     if let slice, slice.count != layout.count { self.reportCountMismatch(slice, layout: layout) }
                                 }
-                                return TrackedMessage(delivery: delivery, queue: source.queue, connection: connection, session: session, slice: slice)
+                                return TrackedMessage(
+                                    delivery: delivery, queue: source.queue, connection: connection, session: session, slice: slice,
+                                    decoder: decoder)
                             }
                             tracker.register(messages)
                             inbox.put(messages)
