@@ -400,7 +400,10 @@ public struct DeliveryJournal: Sendable {
 
     /// The INSERT of a batch's rows (``rowParameters(_:)``). With `sharing`, the bodies that
     /// several rows share (``SharedPayloads``) are written to `message_payloads` in the same
-    /// statement, so a row never names a digest whose body is not stored.
+    /// statement, so a row never names a digest whose body is not stored. They are written in
+    /// key order: two batches in flight may both write the bodies of the same two broadcasts,
+    /// and each waits for the other's uncommitted row; in arrival order that could cross (seen
+    /// once as a deadlock, SQLSTATE 40P01, during a 1,000,000-message backlog run).
     private static func rowsSQL(sharing: Bool) -> String {
         let rows = """
             unnest($1::int8[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int8[], $7::text[], $8::text[], $9::text[], $10::uuid[])
@@ -415,7 +418,7 @@ public struct DeliveryJournal: Sendable {
         }
         return """
             WITH r AS (SELECT * FROM \(rows)),
-            shared AS (INSERT INTO message_payloads (message_id, digest, payload) SELECT m, h, b FROM r WHERE h IS NOT NULL AND b IS NOT NULL ON CONFLICT DO NOTHING)
+            shared AS (INSERT INTO message_payloads (message_id, digest, payload) SELECT m, h, b FROM r WHERE h IS NOT NULL AND b IS NOT NULL ORDER BY m, h ON CONFLICT DO NOTHING)
             \(insert)
             SELECT d, p, m, u, s, a::integer, i, x, CASE WHEN h IS NULL THEN b END, h FROM r
             """
