@@ -79,38 +79,34 @@ public final class PendingClaim: Sendable {
         self.queue = queue
     }
 
-    /// The claim's answer, waiting for it. A claim skipped because the line was held is sent
-    /// again (the claims before it have passed: answers are taken in order); a plain claim that
-    /// met a known key is sent again skipping known keys. Called again after it threw (a retry),
-    /// it sends the claim again.
+    /// The claim's answer, waiting for it; known keys are handled as by
+    /// ``DeliveryJournal/claim(_:)``. Called again after it threw (a retry), it sends the claim
+    /// again.
     /// - Throws: ``StoreError``, as ``DeliveryJournal/claim(_:)``.
     public func answer() async throws(StoreError) -> ClaimAnswer {
-        var skippingKnown = request.batch.mayHoldKnown
-        if state.withLock({ $0.taken }) { send(skippingKnown: skippingKnown) }
+        var unread = !state.withLock { $0.taken }  // the claim sent by submit, not read yet
+        return try await request.run { (skippingKnown) async throws(StoreError) in
+            if !unread { send(skippingKnown: skippingKnown) }
+            unread = false
+            return try await answer(skippingKnown: skippingKnown)
+        }
+    }
+
+    /// The answer of the claim sent last. One skipped because a claim before it held the line is
+    /// sent again: that claim has passed since (answers are taken in order).
+    private func answer(skippingKnown: Bool) async throws(StoreError) -> ClaimAnswer {
         var resent = false
         while true {
-            switch await result() {
-            case .success(let rows?):
-                do {
-                    return try request.answer(rows)
-                } catch {
-                    throw StoreError(error, operation: "DeliveryJournal.claim")
-                }
-            case .success(nil):
-                // Skipped: a claim before this one held the line.
-                guard !resent else {
-                    throw StoreError(code: .misuse, message: "claims answered out of order", operation: "DeliveryJournal.claim")
-                }
-                resent = true
-                send(skippingKnown: skippingKnown)
-            case .failure(let error) where error.isUniqueViolation && !skippingKnown:
-                // A key the journal knows after all (a producer published it twice): the plain
-                // insert changed nothing; claim again, skipping known keys.
-                skippingKnown = true
-                send(skippingKnown: true)
-            case .failure(let error):
+            do {
+                if let rows = try await result().get() { return try request.answer(rows) }
+            } catch {
                 throw StoreError(error, operation: "DeliveryJournal.claim")
             }
+            guard !resent else {
+                throw StoreError(code: .misuse, message: "claims answered out of order", operation: "DeliveryJournal.claim")
+            }
+            resent = true
+            send(skippingKnown: skippingKnown)
         }
     }
 

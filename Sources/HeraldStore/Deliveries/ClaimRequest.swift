@@ -41,6 +41,19 @@ struct ClaimRequest: Sendable {
         ]
     }
 
+    /// Claims through `send` (the claim statement on some connection, skipping known keys or
+    /// not): the cheaper plain insert first, unless the batch may hold known keys; a plain claim
+    /// that met a key the journal knows after all (a producer published it twice) changed
+    /// nothing, and is sent again skipping known keys.
+    func run<T>(_ send: (_ skippingKnown: Bool) async throws(StoreError) -> T) async throws(StoreError) -> T {
+        guard !batch.mayHoldKnown else { return try await send(true) }
+        do {
+            return try await send(false)
+        } catch let error where error.code == .conflict {
+            return try await send(true)
+        }
+    }
+
     func sql(skippingKnown: Bool) -> String {
         DeliveryJournal.claimSQL(countingUnread: batch.countsUnread, skippingKnown: skippingKnown)
     }

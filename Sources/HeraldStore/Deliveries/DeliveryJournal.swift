@@ -53,20 +53,10 @@ public struct DeliveryJournal: Sendable {
     public func claim(_ batch: ClaimBatch) async throws(StoreError) -> ClaimAnswer {
         guard !batch.messages.isEmpty else { return ClaimAnswer(messageIds: [], positions: batch.deliveries.map { _ in nil }) }
         let request = ClaimRequest(batch)
-        return try await StoreError.wrap("DeliveryJournal.claim") {
-            let rows: PostgresQueryResult
-            if batch.mayHoldKnown {
-                rows = try await client.query(request.sql(skippingKnown: true), request.parameters)
-            } else {
-                do {
-                    rows = try await client.query(request.sql(skippingKnown: false), request.parameters)
-                } catch let error as PostgresError where error.isUniqueViolation {
-                    // A key the journal knows after all (a producer published it twice): the
-                    // plain insert changed nothing; claim again, skipping known keys.
-                    rows = try await client.query(request.sql(skippingKnown: true), request.parameters)
-                }
+        return try await request.run { (skippingKnown) async throws(StoreError) in
+            try await StoreError.wrap("DeliveryJournal.claim") {
+                try request.answer(try await client.query(request.sql(skippingKnown: skippingKnown), request.parameters))
             }
-            return try request.answer(rows)
         }
     }
 
