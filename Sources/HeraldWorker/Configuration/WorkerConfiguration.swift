@@ -34,7 +34,11 @@ public struct WorkerConfiguration: Sendable {
     public var recordBatchSize: Int
     /// How long the first outcome of a batch waits for others before the batch is written.
     public var recordBatchWindow: Duration
-    /// Store calls in flight at once for outcome records.
+    /// Store calls in flight at once for outcome records. One by default: writes then end in the
+    /// order they began, so a message's acknowledgement never waits behind an older message whose
+    /// rows are in a slower write running beside it. With two, a newer batch often finished first
+    /// and its messages' acks were held or went one by one (a fifth of all acks; measured:
+    /// RabbitMQ −0.8 µs and PostgreSQL −0.8 µs per delivery with one, throughput +4 %).
     public var recordConcurrency: Int
     /// Reconnect backoff after the broker went away: doubles from the first to the last.
     public var reconnectInitialDelay: Duration
@@ -84,7 +88,7 @@ public struct WorkerConfiguration: Sendable {
         self.maxChunk = 500
         self.recordBatchSize = 500
         self.recordBatchWindow = .milliseconds(1)
-        self.recordConcurrency = 2
+        self.recordConcurrency = 1
         self.reconnectInitialDelay = .milliseconds(200)
         self.reconnectMaxDelay = .seconds(10)
         self.storeRetryInitialDelay = .milliseconds(50)
