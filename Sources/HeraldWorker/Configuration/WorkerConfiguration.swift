@@ -32,8 +32,6 @@ public struct WorkerConfiguration: Sendable {
     public var maxChunk: Int
     /// Most delivery outcomes recorded in one store call.
     public var recordBatchSize: Int
-    /// How long the first outcome of a batch waits for others before the batch is written.
-    public var recordBatchWindow: Duration
     /// Store calls in flight at once for outcome records. One by default: writes then end in the
     /// order they began, so a message's acknowledgement never waits behind an older message whose
     /// rows are in a slower write running beside it. With two, a newer batch often finished first
@@ -87,7 +85,6 @@ public struct WorkerConfiguration: Sendable {
         self.decoder = EventDecoder()
         self.maxChunk = 500
         self.recordBatchSize = 500
-        self.recordBatchWindow = .milliseconds(1)
         self.recordConcurrency = 1
         self.reconnectInitialDelay = .milliseconds(200)
         self.reconnectMaxDelay = .seconds(10)
@@ -112,7 +109,7 @@ public struct WorkerConfiguration: Sendable {
         guard prefetch >= 1 else { throw fail("prefetch must be at least 1") }
         guard lanes >= 1 else { throw fail("lanes (worker.threads) must be at least 1") }
         guard maxChunk >= 1, recordBatchSize >= 1, recordConcurrency >= 1 else { throw fail("batch sizes and concurrency must be at least 1") }
-        guard shutdownTimeout >= .zero, recordBatchWindow >= .zero, broadcastAudienceTTL >= .zero else { throw fail("durations must not be negative") }
+        guard shutdownTimeout >= .zero, broadcastAudienceTTL >= .zero else { throw fail("durations must not be negative") }
         guard circuitBreaker.minimumFailures >= 1, circuitBreaker.failureRatio > 0, circuitBreaker.failureRatio <= 1,
             circuitBreaker.initialOpen > .zero, circuitBreaker.maximumOpen >= circuitBreaker.initialOpen, circuitBreaker.window > .zero
         else { throw fail("circuit breaker: failures ≥ 1, ratio in (0, 1], open periods positive with the maximum ≥ the first") }
