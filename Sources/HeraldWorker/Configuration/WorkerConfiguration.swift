@@ -28,7 +28,10 @@ public struct WorkerConfiguration: Sendable {
     public var selectionPolicy: SelectionPolicy
     public var decoder: EventDecoder
     /// Most messages the intake takes from the consumer's buffer in one chunk (one subscription
-    /// lookup, one dedupe call and one claim call per chunk).
+    /// lookup, one dedupe call and one claim call per chunk). Small against the prefetch window:
+    /// every message of a chunk waits for the whole chunk's planning and claim, and the messages
+    /// in the worker are part of the window (measured with prefetch 500: 150 against 500, the
+    /// pipeline +8 %, less CPU per delivery in all three processes; 80 no better).
     public var maxChunk: Int
     /// Most delivery outcomes recorded in one store call.
     public var recordBatchSize: Int
@@ -83,7 +86,7 @@ public struct WorkerConfiguration: Sendable {
         self.payloadBuilder = PayloadBuilder(profile: .legacy)
         self.selectionPolicy = .default
         self.decoder = EventDecoder()
-        self.maxChunk = 500
+        self.maxChunk = 150
         self.recordBatchSize = 500
         self.recordConcurrency = 1
         self.reconnectInitialDelay = .milliseconds(200)
