@@ -17,6 +17,14 @@ public struct ReadState: Sendable, Hashable {
 }
 
 extension DeviceRepository {
+    /// The unread count of a read answer: the pushes sent to the device after the read
+    /// position, to the user (`$3` in every statement here) or to everyone. One rule for
+    /// ``markRead(deviceId:app:userId:position:)``, ``readState(deviceId:app:userId:)`` and
+    /// ``propagateRead(deviceId:app:userId:after:upTo:)``.
+    static func unreadSQL(deviceRef: String, after: String) -> String {
+        "(SELECT count(*) FROM journal j WHERE j.device_ref = \(deviceRef) AND j.position > \(after) AND j.user_id IN ($3, '0') AND j.state = 'sent')"
+    }
+
     /// Records that `userId` has read the device's notifications up to `position` (a smaller
     /// position than the one stored changes nothing) and answers what is left unread. The
     /// worker reads these positions in its claim to put the unread count on each push.
@@ -31,10 +39,7 @@ extension DeviceRepository {
                     ON CONFLICT (device_ref, user_id) DO UPDATE SET position = greatest(device_reads.position, EXCLUDED.position), read_at = now()
                     RETURNING device_ref, position
                 )
-                SELECT up.position, (
-                    SELECT count(*) FROM journal j
-                    WHERE j.device_ref = up.device_ref AND j.position > up.position AND j.user_id IN ($3, '0') AND j.state = 'sent'
-                ) FROM up
+                SELECT up.position, \(Self.unreadSQL(deviceRef: "up.device_ref", after: "up.position")) FROM up
                 """,
                 [app ?? Self.defaultApp, deviceId, userId, position]
             )
@@ -49,10 +54,7 @@ extension DeviceRepository {
         try await StoreError.wrap("DeviceRepository.readState") {
             let rows = try await client.query(
                 """
-                SELECT coalesce(r.position, 0), (
-                    SELECT count(*) FROM journal j
-                    WHERE j.device_ref = d.id AND j.position > coalesce(r.position, 0) AND j.user_id IN ($3, '0') AND j.state = 'sent'
-                )
+                SELECT coalesce(r.position, 0), \(Self.unreadSQL(deviceRef: "d.id", after: "coalesce(r.position, 0)"))
                 FROM devices d LEFT JOIN device_reads r ON r.device_ref = d.id AND r.user_id = $3
                 WHERE d.app = $1 AND d.device_id = $2
                 """,
@@ -102,10 +104,7 @@ extension DeviceRepository {
                     WHERE device_reads.position < EXCLUDED.position
                     RETURNING device_ref, position
                 )
-                SELECT d.device_id, d.app, d.platform, d.token, up.position, (
-                    SELECT count(*) FROM journal j
-                    WHERE j.device_ref = up.device_ref AND j.position > up.position AND j.user_id IN ($3, '0') AND j.state = 'sent'
-                ) AS unread
+                SELECT d.device_id, d.app, d.platform, d.token, up.position, \(Self.unreadSQL(deviceRef: "up.device_ref", after: "up.position")) AS unread
                 FROM up JOIN devices d ON d.id = up.device_ref
                 WHERE d.token IS NOT NULL AND d.token_state = 'active'
                 ORDER BY d.app, d.device_id
