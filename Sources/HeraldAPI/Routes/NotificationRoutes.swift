@@ -43,13 +43,7 @@ struct NotificationRoutes: Sendable {
         guard position <= device.nextPosition - 1 else {
             throw APIError(.invalidParameter, "position \(position) is after the device's last notification (\(device.nextPosition - 1))")
         }
-        let before =
-            badgeSync
-            ? try await storeCall { () async throws(StoreError) in
-                try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.position
-            } : nil
         let state = try await markRead(deviceId: deviceId, app: app, userId: identity.userId, position: position)
-        if let before { await syncBadges(deviceId: deviceId, app: app, userId: identity.userId, after: before, upTo: state.position) }
         return JSONResponse(json: .object(["deviceId": .string(deviceId), "position": .int(state.position), "unread": .int(state.unread)]))
     }
 
@@ -68,11 +62,19 @@ struct NotificationRoutes: Sendable {
         }
     }
 
+    /// Moves the read position (never back) and, with `api.badge_sync`, syncs the user's other
+    /// devices for what this read moved.
     private func markRead(deviceId: String, app: String?, userId: String, position: Int) async throws(APIError) -> ReadState {
+        let before =
+            badgeSync
+            ? try await storeCall { () async throws(StoreError) in
+                try await store.devices.readState(deviceId: deviceId, app: app, userId: userId)?.position
+            } : nil
         let state = try await storeCall { () async throws(StoreError) in
             try await store.devices.markRead(deviceId: deviceId, app: app, userId: userId, position: position)
         }
         guard let state else { throw APIError(.deviceNotFound, "no device with this id is registered for this user") }
+        if let before { await syncBadges(deviceId: deviceId, app: app, userId: userId, after: before, upTo: state.position) }
         return state
     }
 
@@ -93,13 +95,7 @@ struct NotificationRoutes: Sendable {
         let lastPosition = max(0, device.nextPosition - 1)
         if request.uri.queryParameters.get("markRead") == "true" {
             let upTo = entries.count > limit ? (page.last?.position ?? after) : lastPosition
-            let before =
-                badgeSync
-                ? try await storeCall { () async throws(StoreError) in
-                    try await store.devices.readState(deviceId: deviceId, app: app, userId: identity.userId)?.position
-                } : nil
-            let state = try await markRead(deviceId: deviceId, app: app, userId: identity.userId, position: upTo)
-            if let before { await syncBadges(deviceId: deviceId, app: app, userId: identity.userId, after: before, upTo: state.position) }
+            _ = try await markRead(deviceId: deviceId, app: app, userId: identity.userId, position: upTo)
         }
         return NotificationsResponse(deviceId: deviceId, after: after, lastPosition: lastPosition, entries: page, hasMore: entries.count > limit)
     }
