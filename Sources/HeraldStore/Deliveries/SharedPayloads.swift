@@ -15,13 +15,14 @@ struct SharedPayloads {
     /// (~420 bytes of WAL for a 270-byte body) against ~250 bytes per journal row.
     static let minimumGroup = 3
 
-    /// Per record: its body for the journal row when ``digests`` holds nil there; otherwise the
-    /// group's body on its first member (for `message_payloads`) and nil on the others.
+    /// Per record: its body for the journal row, nil when the row names a digest instead.
     private(set) var payloads: [[UInt8]?]
     /// Per record: the digest (UUID text) its journal row names, or nil.
     private(set) var digests: [String?]
+    /// The `message_payloads` rows: one per group (message, digest, body).
+    private(set) var shared: [(messageId: Int64, digest: String, body: [UInt8])] = []
     /// Whether any record names a digest.
-    private(set) var isSharing = false
+    var isSharing: Bool { !shared.isEmpty }
 
     init(_ records: [DeliveryRecord]) {
         payloads = records.map(\.payload)
@@ -35,11 +36,11 @@ struct SharedPayloads {
             groups[Group(message: record.messageId, payload: payload), default: []].append(index)
         }
         for (group, members) in groups where members.count >= Self.minimumGroup {
-            isSharing = true
             let digest = UUID(prefixOf: SHA256.hash(data: group.payload)).uuidString
-            for (n, index) in members.enumerated() {
+            shared.append((group.message, digest, group.payload))
+            for index in members {
                 digests[index] = digest
-                if n > 0 { payloads[index] = nil }
+                payloads[index] = nil
             }
         }
     }
