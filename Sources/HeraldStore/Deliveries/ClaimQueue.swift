@@ -84,10 +84,10 @@ public final class PendingClaim: Sendable {
     /// again.
     /// - Throws: ``StoreError``, as ``DeliveryJournal/claim(_:)``.
     public func answer() async throws(StoreError) -> ClaimAnswer {
-        var unread = !state.withLock { $0.taken }  // the claim sent by submit, not read yet
+        var sentBySubmit = !state.withLock { $0.taken }  // the claim submit sent, its answer not taken yet
         return try await request.run { (skippingKnown) async throws(StoreError) in
-            if !unread { send(skippingKnown: skippingKnown) }
-            unread = false
+            if !sentBySubmit { send(skippingKnown: skippingKnown) }
+            sentBySubmit = false
             return try await answer(skippingKnown: skippingKnown)
         }
     }
