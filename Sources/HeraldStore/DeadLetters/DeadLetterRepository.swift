@@ -30,7 +30,7 @@ public struct DeadLetterRepository: Sendable {
         try await StoreError.wrap("DeadLetterRepository.list") {
             let rows = try await client.query(
                 """
-                SELECT id, message_key, queue, error_code, reason, event_id, created_at, replayed_at FROM dead_letters
+                SELECT \(Self.columns) FROM dead_letters
                 WHERE $1 OR replayed_at IS NULL
                 ORDER BY created_at DESC, id
                 LIMIT $2
@@ -41,7 +41,10 @@ public struct DeadLetterRepository: Sendable {
         }
     }
 
-    /// A `dead_letters` row (every column selected by name).
+    /// The columns ``letter(_:)`` reads.
+    static let columns = "id, message_key, queue, error_code, reason, event_id, created_at, replayed_at"
+
+    /// A `dead_letters` row (``columns``, selected by name).
     static func letter(_ row: PostgresRow) throws(PostgresError) -> DeadLetter {
         DeadLetter(
             id: try row.decode(String.self, column: "id"),

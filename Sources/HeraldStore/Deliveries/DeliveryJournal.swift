@@ -224,8 +224,7 @@ public struct DeliveryJournal: Sendable {
         try await StoreError.wrap("DeliveryJournal.deliveries") {
             let rows = try await client.query(
                 """
-                SELECT \(MessageKey.textSQL) AS key_text, m.received_at, j.user_id, coalesce(j.event_id, m.event_id) AS event_id, j.position, j.state, j.attempts, j.provider_id, j.last_error,
-                       j.recorded_at, j.collapse_id, d.app, d.device_id, d.platform
+                SELECT \(Self.statusColumns)
                 FROM messages m JOIN journal j ON j.message_id = m.id LEFT JOIN devices d ON d.id = j.device_ref
                 WHERE m.key = $1
                 ORDER BY j.device_ref, j.position
@@ -235,6 +234,15 @@ public struct DeliveryJournal: Sendable {
             return try rows.map { (row) throws(PostgresError) in try Self.status(row) }
         }
     }
+
+    /// The columns ``status(_:)`` reads, from `journal j`, `messages m` and `devices d` (the
+    /// last two may be outer-joined: a row migrated from version 1 has no message, a device may
+    /// be gone).
+    static let statusColumns = """
+        coalesce(\(MessageKey.textSQL), '') AS key_text, coalesce(m.received_at, j.recorded_at) AS received_at, j.user_id,
+        coalesce(j.event_id, m.event_id) AS event_id, j.position, j.state, j.attempts, j.provider_id, j.last_error, j.recorded_at,
+        j.collapse_id, d.app, d.device_id, d.platform
+        """
 
     static func status(_ row: PostgresRow) throws(PostgresError) -> DeliveryStatus {
         let messageKey = try row.decode(String.self, column: "key_text")

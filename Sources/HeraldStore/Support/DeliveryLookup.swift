@@ -70,7 +70,7 @@ public struct DeliveryLookup: Sendable {
             }
             let letterRows = try await client.query(
                 """
-                SELECT id, message_key, queue, error_code, reason, event_id, created_at, replayed_at FROM dead_letters
+                SELECT \(DeadLetterRepository.columns) FROM dead_letters
                 WHERE message_key = $1 ORDER BY created_at, id
                 """,
                 [key]
@@ -102,11 +102,7 @@ public struct DeliveryLookup: Sendable {
     }
 
     /// What ``DeliveryJournal/status(_:)`` reads, and the device's token.
-    static let columns = """
-        coalesce(\(MessageKey.textSQL), '') AS key_text, coalesce(m.received_at, j.recorded_at) AS received_at, j.user_id,
-        coalesce(j.event_id, m.event_id) AS event_id, j.position, j.state, j.attempts, j.provider_id, j.last_error, j.recorded_at,
-        j.collapse_id, d.app, d.device_id, d.platform, d.token
-        """
+    static let columns = DeliveryJournal.statusColumns + ", d.token"
 
     static func delivery(_ row: PostgresRow) throws(PostgresError) -> SupportDelivery {
         SupportDelivery(status: try DeliveryJournal.status(row), shortToken: try row.decode(String?.self, column: "token").map(LogKey.shortToken))
