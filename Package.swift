@@ -200,7 +200,10 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            // jemalloc replaces glibc's malloc for the whole process (the Swift runtime's
+            // allocations included): ~13 % less worker CPU per delivery (docs/performance.md).
+            linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
         ),
 
         // Test support shared by the test targets; no production target depends on it.

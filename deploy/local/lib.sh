@@ -12,7 +12,7 @@ RMQ_DIR="$HERALD_LOCAL_DIR/rabbitmq"
 PG_DIR="$HERALD_LOCAL_DIR/postgres"
 PG_BIN=${HERALD_PG_BIN:-/usr/lib/postgresql/15/bin}
 RMQ_NODE=${HERALD_LOCAL_RMQ_NODE:-rabbit@localhost}
-APT_PACKAGES=(rabbitmq-server librabbitmq-dev libpq-dev postgresql libcurl4-openssl-dev pkgconf)
+APT_PACKAGES=(rabbitmq-server librabbitmq-dev libpq-dev postgresql libcurl4-openssl-dev libjemalloc-dev pkgconf)
 
 log() { printf '\033[1m[herald-local]\033[0m %s\n' "$*" >&2; }
 die() { printf '[herald-local] error: %s\n' "$*" >&2; exit 1; }
