@@ -29,8 +29,10 @@ public struct PostgresCell: Sendable {
         return error
     }
 
-    /// Throws unless the column's type is one of `types`.
-    public func expect(_ types: Set<PostgresDataType>, allowUserTypes: Bool = false) throws(PostgresError) {
+    /// Throws unless the column's type is one of `types`. A list, not a set: it is checked for
+    /// every field decoded, and a scan of a few numbers costs less than hashing (or, for a set
+    /// literal, building a set) each time.
+    public func expect(_ types: [PostgresDataType], allowUserTypes: Bool = false) throws(PostgresError) {
         if types.contains(dataType) { return }
         if allowUserTypes, dataType.rawValue >= PostgresDataType.firstUserOID { return }
         let names = types.map(\.description).sorted().joined(separator: ", ")
@@ -38,6 +40,8 @@ public struct PostgresCell: Sendable {
     }
 
     func expectTextArray() throws(PostgresError) {
-        try expect([.textArray, .varcharArray, .bpcharArray, .nameArray], allowUserTypes: true)
+        try expect(Self.textArrayTypes, allowUserTypes: true)
     }
+
+    private static let textArrayTypes: [PostgresDataType] = [.textArray, .varcharArray, .bpcharArray, .nameArray]
 }

@@ -33,7 +33,7 @@ extension Optional: PostgresDecodable where Wrapped: PostgresDecodable {
 }
 
 extension String: PostgresDecodable {
-    static let textLikeTypes: Set<PostgresDataType> = [
+    static let textLikeTypes: [PostgresDataType] = [
         .text, .varchar, .bpchar, .name, .char, .unknown, .json, .jsonb, .xml, .uuid,
     ]
 
@@ -43,7 +43,7 @@ extension String: PostgresDecodable {
     }
 }
 
-private let integerTypes: Set<PostgresDataType> = [.int2, .int4, .int8, .oid]
+private let integerTypes: [PostgresDataType] = [.int2, .int4, .int8, .oid]
 
 private func decodeInteger<T: FixedWidthInteger>(_: T.Type, from cell: PostgresCell) throws(PostgresError) -> T {
     try cell.expect(integerTypes)
