@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldPostgres
 import HeraldStore
 
 /// `herald migrate`: applies the database migrations this release needs (safe to run from

@@ -35,7 +35,7 @@ struct OperationsMetrics: Service {
 
     /// Until the graceful shutdown (or cancellation).
     func run() async throws {
-        try? await cancelWhenGracefulShutdown { await self.loop() }
+        await cancelWhenGracefulShutdown { await self.loop() }
     }
 
     private func loop() async {
