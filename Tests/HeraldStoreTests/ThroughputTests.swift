@@ -131,7 +131,8 @@ struct ThroughputTests {
                     if counts {
                         counting.append(ms)
                         #expect(answer.unread.count == claim.deliveries.count && answer.unread.allSatisfy { $0 != nil && $0! >= 1 })
-                        // A device of one user counts from its read (position 1), or from 0 without one.
+                        // A device of one user counts from its read (position 1, even store ids), or from 0
+                        // without one. Every tenth device (that of u0, u10, …) is shared with a w user.
                         for (index, delivery) in claim.deliveries.enumerated() where !delivery.userId.hasSuffix("0") {
                             let position = try #require(answer.positions[index])
                             #expect(answer.unread[index] == Int(delivery.deviceRef % 2 == 0 ? position - 1 : position))
