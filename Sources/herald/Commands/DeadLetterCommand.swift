@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import HeraldAMQP
 import HeraldWorker
-import Logging
 
 /// `herald dlq list|replay|purge`: look at, send back, or remove the messages Herald refused.
 struct DeadLetterCommand: AsyncParsableCommand {
@@ -22,7 +21,7 @@ struct DeadLetterCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let (settings, logger) = try DeadLetterCommand.settings(global, connection)
+            let (settings, logger) = try global.settings(connection, logger: "herald.dlq")
             let topology = try RuntimeSettings.topology(settings)
             let entries: [DeadLetterEntry]
             do {
@@ -62,7 +61,7 @@ struct DeadLetterCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let (settings, logger) = try DeadLetterCommand.settings(global, connection)
+            let (settings, logger) = try global.settings(connection, logger: "herald.dlq")
             let topology = try RuntimeSettings.topology(settings)
             let result: DeadLetterQueue.ReplayResult
             do {
@@ -97,7 +96,7 @@ struct DeadLetterCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let (settings, logger) = try DeadLetterCommand.settings(global, connection)
+            let (settings, logger) = try global.settings(connection, logger: "herald.dlq")
             let topology = try RuntimeSettings.topology(settings)
             do {
                 let count = try await RuntimeSettings.withBroker(settings, logger: logger, name: "herald dlq") { amqp in
@@ -109,11 +108,5 @@ struct DeadLetterCommand: AsyncParsableCommand {
                 throw ExitCode.failure
             }
         }
-    }
-
-    static func settings(_ global: GlobalOptions, _ connection: ConnectionOptions) throws -> (Settings, Logger) {
-        var settings = try global.settings()
-        connection.apply(to: &settings)
-        return (settings, RuntimeSettings.logger("herald.dlq", settings: settings))
     }
 }

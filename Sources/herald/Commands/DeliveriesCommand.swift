@@ -3,7 +3,6 @@ import Foundation
 import HeraldCore
 import HeraldStore
 import HeraldWorker
-import Logging
 
 /// `herald deliveries show MESSAGE-ID` and `herald deliveries list --user U [--since T]`: the
 /// support desk's "did user X get the push for transfer Y?", from the journal and the
@@ -35,7 +34,7 @@ struct DeliveriesCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            let (settings, logger) = try DeliveriesCommand.settings(global, database)
+            let (settings, logger) = try global.settings(database, logger: "herald.deliveries")
             let partitions = try RuntimeSettings.partitions(settings)
             let report: MessageReport
             do {
@@ -84,7 +83,7 @@ struct DeliveriesCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let (settings, logger) = try DeliveriesCommand.settings(global, database)
+            let (settings, logger) = try global.settings(database, logger: "herald.deliveries")
             let from = DeliveriesCommand.date(since, now: Date())!
             let report: UserDeliveriesReport
             do {
@@ -104,12 +103,6 @@ struct DeliveriesCommand: AsyncParsableCommand {
                 "\(report.deliveries.count) deliveries to user \(user) since \(DeliveriesCommand.time(from))\(report.hasMore ? " (limit reached; --limit shows more)" : "")"
             )
         }
-    }
-
-    static func settings(_ global: GlobalOptions, _ database: DatabaseOptions) throws -> (Settings, Logger) {
-        var settings = try global.settings()
-        database.apply(to: &settings)
-        return (settings, RuntimeSettings.logger("herald.deliveries", settings: settings))
     }
 
     /// `90m`, `24h`, `7d`, `30s` back from `now`, or an RFC 3339 date-time.

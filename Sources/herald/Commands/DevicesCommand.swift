@@ -31,9 +31,7 @@ struct DevicesCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            var settings = try global.settings()
-            database.apply(to: &settings)
-            let logger = RuntimeSettings.logger("herald.devices", settings: settings)
+            let (settings, logger) = try global.settings(database, logger: "herald.devices")
             let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: file)
             guard let data else {
                 Console.error("herald devices import: cannot read \(file)")
@@ -69,9 +67,7 @@ struct DevicesCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            var settings = try global.settings()
-            database.apply(to: &settings)
-            let logger = RuntimeSettings.logger("herald.devices", settings: settings)
+            let (settings, logger) = try global.settings(database, logger: "herald.devices")
             let devices: [Device]
             do {
                 devices = try await RuntimeSettings.withStore(settings, logger: logger) { store in try await store.devices.list(userId: user, limit: limit) }

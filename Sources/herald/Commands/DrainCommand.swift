@@ -28,10 +28,7 @@ struct DrainCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard let limit = Settings.parseDuration(timeout) else { throw ValidationError("--timeout '\(timeout)' is not a duration such as 90s or 10m") }
-        var settings = try global.settings()
-        connection.apply(to: &settings)
-        options.apply(to: &settings)
-        let logger = RuntimeSettings.logger("herald.drain", settings: settings)
+        let (settings, logger) = try global.settings(connection, options, logger: "herald.drain")
         let (worker, store) = try await WorkerCommand.prepare(settings: settings, logger: logger, name: "herald drain")
         let terminal = Console.isTerminal
         let throttle = ProgressThrottle()

@@ -12,9 +12,7 @@ struct MigrateCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        var settings = try global.settings()
-        database.apply(to: &settings)
-        let logger = RuntimeSettings.logger("herald.migrate", settings: settings)
+        let (settings, logger) = try global.settings(database, logger: "herald.migrate")
         do {
             let applied = try await RuntimeSettings.withStore(settings, logger: logger) { store in try await store.migrate() }
             let latest = Store.migrations.map(\.version).max() ?? 0

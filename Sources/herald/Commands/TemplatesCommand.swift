@@ -25,9 +25,7 @@ struct TemplatesCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            var settings = try global.settings()
-            database.apply(to: &settings)
-            let logger = RuntimeSettings.logger("herald.templates", settings: settings)
+            let (settings, logger) = try global.settings(database, logger: "herald.templates")
             let catalog: TemplateCatalog
             do {
                 catalog = try TemplateFolder.catalog(directory, settings: settings)

@@ -33,10 +33,7 @@ struct WorkerCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        var settings = try global.settings()
-        connection.apply(to: &settings)
-        options.apply(to: &settings)
-        let logger = RuntimeSettings.logger("herald.worker", settings: settings)
+        let (settings, logger) = try global.settings(connection, options, logger: "herald.worker")
         try await Self.runWorker(settings: settings, logger: logger)
     }
 

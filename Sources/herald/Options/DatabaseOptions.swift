@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// `--database-url` for the commands that only need the database (migrate, templates, devices).
-struct DatabaseOptions: ParsableArguments {
+struct DatabaseOptions: ParsableArguments, SettingFlags {
     @Option(help: "PostgreSQL URL (database.url, HERALD_DATABASE_URL).")
     var databaseURL: String?
 

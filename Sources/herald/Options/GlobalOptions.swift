@@ -21,6 +21,20 @@ struct GlobalOptions: ParsableArguments {
         }
         return settings
     }
+
+    /// ``settings()`` with a command's flags applied in order, and the command's logger
+    /// (`label`) as those settings configure it: the set-up every command starts with.
+    func settings(_ flags: any SettingFlags..., logger label: String) throws -> (Settings, Logger) {
+        var settings = try settings()
+        for group in flags { group.apply(to: &settings) }
+        return (settings, RuntimeSettings.logger(label, settings: settings))
+    }
+}
+
+/// A group of flags that are also configuration keys: a flag that is set wins over the file
+/// and the environment.
+protocol SettingFlags {
+    func apply(to settings: inout Settings)
 }
 
 /// `log.format`: swift-log's default text lines, or ``JSONLogHandler``'s JSON lines.

@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// The worker's tuning flags, shared by `herald worker`, `herald serve` and `herald drain`. Each is also a
 /// configuration key and an environment variable (`worker.threads` / `HERALD_WORKER_THREADS`…).
-struct WorkerOptions: ParsableArguments {
+struct WorkerOptions: ParsableArguments, SettingFlags {
     @Option(help: "Lanes: users with a delivery in flight at once (worker.threads, default 64).")
     var threads: Int?
 
