@@ -82,6 +82,7 @@ struct DeviceService: Sendable {
 /// Runs a store call, turning a ``StoreError`` into the ``APIError`` a client may see:
 /// transient → 503 `store_unavailable`, anything else → 500 `internal_error` (the store's
 /// error stays in `underlying`, for the log).
+@discardableResult
 func storeCall<T>(_ body: () async throws(StoreError) -> T) async throws(APIError) -> T {
     do {
         return try await body()

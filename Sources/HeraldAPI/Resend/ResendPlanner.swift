@@ -83,7 +83,7 @@ struct ResendPlanner: Sendable {
     static func badgePush(_ read: PropagatedRead, userId: String) -> ResendPush {
         let key = DeliveryKey(
             messageKey: "herald.badge:\(read.state.position)", deviceId: read.deviceId, userId: userId,
-            app: read.app == DeviceRepository.defaultApp ? nil : read.app)
+            app: read.app)
         let payload: PushPayload
         switch read.platform {
         case .ios:
@@ -106,7 +106,7 @@ struct ResendPlanner: Sendable {
         }
         return ResendPush(
             deviceId: read.deviceId, userId: userId, eventId: "herald.badge", position: 0,
-            target: PushTarget(platform: read.platform, token: read.token, userId: userId, app: read.app == DeviceRepository.defaultApp ? nil : read.app),
+            target: PushTarget(platform: read.platform, token: read.token, userId: userId, app: read.app),
             payload: payload
         )
     }

@@ -69,7 +69,8 @@ extension DeviceRepository {
 /// Another device of a user whose read position a read elsewhere moved (``DeviceRepository/propagateRead(deviceId:app:userId:after:upTo:)``).
 public struct PropagatedRead: Sendable, Hashable {
     public var deviceId: String
-    public var app: String
+    /// `nil` for the default app, as everywhere outside the store.
+    public var app: String?
     public var platform: Platform
     public var token: String
     public var state: ReadState
@@ -114,7 +115,7 @@ extension DeviceRepository {
             return try rows.compactMap { (row) throws(PostgresError) -> PropagatedRead? in
                 guard let platform = Platform(rawValue: try row.decode(String.self, at: 2)) else { return nil }
                 return PropagatedRead(
-                    deviceId: try row.decode(String.self, at: 0), app: try row.decode(String.self, at: 1), platform: platform,
+                    deviceId: try row.decode(String.self, at: 0), app: Self.app(fromStored: try row.decode(String.self, at: 1)), platform: platform,
                     token: try row.decode(String.self, at: 3),
                     state: ReadState(position: try row.decode(Int.self, at: 4), unread: try row.decode(Int.self, at: 5))
                 )
