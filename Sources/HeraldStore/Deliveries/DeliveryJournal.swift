@@ -253,7 +253,7 @@ public struct DeliveryJournal: Sendable {
         let collapseId = try row.decode(String?.self, column: "collapse_id")
         let key =
             collapseId.map(DeliveryKey.init(rawValue:))
-            ?? deviceId.map { DeliveryKey(messageKey: messageKey, deviceId: $0, userId: userId, app: app == DeviceRepository.defaultApp ? nil : app) }
+            ?? deviceId.map { DeliveryKey(messageKey: messageKey, deviceId: $0, userId: userId, app: app.flatMap(DeviceRepository.app(fromStored:))) }
         return DeliveryStatus(
             deliveryKey: key,
             messageKey: messageKey, deviceId: deviceId, app: app, platform: try row.decode(String?.self, column: "platform").flatMap(Platform.init(rawValue:)),

@@ -69,7 +69,7 @@ extension DeviceRepository {
 /// Another device of a user whose read position a read elsewhere moved (``DeviceRepository/propagateRead(deviceId:app:userId:after:upTo:)``).
 public struct PropagatedRead: Sendable, Hashable {
     public var deviceId: String
-    /// `nil` for the default app, as everywhere outside the store.
+    /// `nil` for the default app (``DeviceRepository/app(fromStored:)``), as in ``Subscription``.
     public var app: String?
     public var platform: Platform
     public var token: String

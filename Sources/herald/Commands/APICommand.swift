@@ -28,9 +28,7 @@ struct APICommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        var settings = try global.settings()
-        settings.set(.apiListen, flag: listen)
-        let logger = RuntimeSettings.logger("herald.api", settings: settings)
+        let (settings, logger) = try global.settings(logger: "herald.api") { $0.set(.apiListen, flag: listen) }
 
         let metrics = PrometheusMetrics.render
         _ = PrometheusMetrics.registry

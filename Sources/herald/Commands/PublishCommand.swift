@@ -45,11 +45,10 @@ struct PublishCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var settings = try global.settings()
-        connection.apply(to: &settings)
-        settings.set(.amqpRoutingKey, flag: routingKey)
-        settings.set(.amqpExchange, flag: exchange)
-        let logger = RuntimeSettings.logger("herald.publish", settings: settings)
+        let (settings, logger) = try global.settings(connection, logger: "herald.publish") {
+            $0.set(.amqpRoutingKey, flag: routingKey)
+            $0.set(.amqpExchange, flag: exchange)
+        }
         var messages: [AMQPOutgoingMessage] = []
         var failures = 0
         let topology = try RuntimeSettings.topology(settings)

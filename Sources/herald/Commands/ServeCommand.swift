@@ -34,11 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        var settings = try global.settings()
-        connection.apply(to: &settings)
-        options.apply(to: &settings)
-        settings.set(.apiListen, flag: listen)
-        let logger = RuntimeSettings.logger("herald.serve", settings: settings)
+        let (settings, logger) = try global.settings(connection, options, logger: "herald.serve") { $0.set(.apiListen, flag: listen) }
 
         // Bootstrap metrics before the worker creates its counters.
         let metrics = PrometheusMetrics.render

@@ -22,11 +22,15 @@ struct GlobalOptions: ParsableArguments {
         return settings
     }
 
-    /// ``settings()`` with a command's flags applied in order, and the command's logger
-    /// (`label`) as those settings configure it: the set-up every command starts with.
-    func settings(_ flags: any SettingFlags..., logger label: String) throws -> (Settings, Logger) {
+    /// ``settings()`` with a command's flags applied in order (the groups, then the command's
+    /// own in `also`), and the command's logger (`label`) as those settings configure it: the
+    /// set-up every command that reads the configuration starts with.
+    func settings(
+        _ flags: any SettingFlags..., logger label: String, also: (inout Settings) -> Void = { _ in }
+    ) throws -> (Settings, Logger) {
         var settings = try settings()
         for group in flags { group.apply(to: &settings) }
+        also(&settings)
         return (settings, RuntimeSettings.logger(label, settings: settings))
     }
 }

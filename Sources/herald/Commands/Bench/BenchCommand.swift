@@ -118,9 +118,8 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var settings = try global.settings()
-        connection.apply(to: &settings)
-        var logger = RuntimeSettings.logger("herald.bench", settings: settings)
+        let (settings, configuredLogger) = try global.settings(connection, logger: "herald.bench")
+        var logger = configuredLogger
         if settings.string(.logLevel) == nil { logger.logLevel = .warning }
         let runID = String(UInt32.random(in: .min ... .max), radix: 16)
         let workload = BenchWorkload(runID: runID, users: users, broadcastDevices: broadcastDevices, eventId: eventId)
