@@ -35,12 +35,6 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-/// A group of flags that are also configuration keys: a flag that is set wins over the file
-/// and the environment.
-protocol SettingFlags {
-    func apply(to settings: inout Settings)
-}
-
 /// `log.format`: swift-log's default text lines, or ``JSONLogHandler``'s JSON lines.
 enum LogFormat: String, CaseIterable {
     case text, json
