@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HeraldDelivery
+import HeraldHTTP
 import HeraldSandbox
 import Testing
 
@@ -22,6 +23,15 @@ import Testing
 
     func apns(keyFile: String, keyID: String = "ABCDE12345", teamID: String = "TEAM123456") -> APNsConfiguration {
         .token(topics: ["com.example.herald"], keyFile: keyFile, keyID: keyID, teamID: teamID)
+    }
+
+    /// The fields of a good service-account file for project `herald-test`.
+    func serviceAccount() throws -> [String: Any] {
+        let credentials = try SandboxCredentials.generate(projectID: "herald-test")
+        return [
+            "type": "service_account", "project_id": "herald-test", "private_key_id": "abc", "private_key": credentials.serviceAccountKeyPEM,
+            "client_email": "sender@herald-test.iam.gserviceaccount.com", "token_uri": "https://oauth2.googleapis.com/token",
+        ]
     }
 
     func expectError(
@@ -71,11 +81,7 @@ import Testing
 
     @Test func brokenServiceAccountsNameTheFileAndTheField() throws {
         defer { try? FileManager.default.removeItem(at: folder) }
-        let credentials = try SandboxCredentials.generate(projectID: "herald-test")
-        let account: [String: Any] = [
-            "type": "service_account", "project_id": "herald-test", "private_key_id": "abc", "private_key": credentials.serviceAccountKeyPEM,
-            "client_email": "sender@herald-test.iam.gserviceaccount.com", "token_uri": "https://oauth2.googleapis.com/token",
-        ]
+        let account = try serviceAccount()
         let text = String(decoding: try JSONSerialization.data(withJSONObject: account, options: [.sortedKeys]), as: UTF8.self)
         let good = try write("good.json", text)
         try FCMConfiguration.serviceAccounts([good]).validate()
@@ -113,6 +119,43 @@ import Testing
         } catch {
             #expect(error.file == truncated)
         }
+    }
+
+    /// The base URL, the in-flight bound and the HTTP client's files are checked alike for both
+    /// providers, and each error names the provider's own setting.
+    @Test func badConnectionSettingsNameTheProvidersSetting() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let key = try write("AuthKey_ABCDE12345.p8", P256.Signing.PrivateKey().pemRepresentation)
+        let account = try write("sa.json", String(decoding: try JSONSerialization.data(withJSONObject: try serviceAccount()), as: UTF8.self))
+        var apns = apns(keyFile: key)
+        var fcm = FCMConfiguration.serviceAccounts([account])
+        apns.baseURL = "https://127.0.0.1:8443//"
+        fcm.baseURL = "http://127.0.0.1:8444/"
+        try apns.validate()
+        try fcm.validate()
+        #expect(apns.effectiveBaseURL == "https://127.0.0.1:8443")
+        #expect(fcm.effectiveBaseURL == "http://127.0.0.1:8444")
+
+        for url in ["ftp://127.0.0.1", "https://127.0.0.1/3/device", "127.0.0.1:8443"] {
+            var badAPNs = apns
+            badAPNs.baseURL = url
+            expectError(.invalidValue, mentioning: ["apns.url", url, "not a base URL"]) { try badAPNs.validate() }
+            var badFCM = fcm
+            badFCM.baseURL = url
+            expectError(.invalidValue, mentioning: ["fcm.url", url, "not a base URL"]) { try badFCM.validate() }
+        }
+
+        var idle = fcm
+        idle.maxInFlight = 0
+        expectError(.invalidValue, mentioning: ["maxInFlight", "at least 1"]) { try idle.validate() }
+
+        let missingCA = folder.appendingPathComponent("missing-ca.pem").path
+        var noCA = apns
+        noCA.http.tls.caFile = missingCA
+        expectError(.fileMissing, mentioning: [missingCA, "APNs HTTP client"]) { try noCA.validate() }
+        var noFCMCA = fcm
+        noFCMCA.http.tls.caFile = missingCA
+        expectError(.fileMissing, mentioning: [missingCA, "FCM HTTP client"]) { try noFCMCA.validate() }
     }
 
     @Test func expiredCertificatesAreRefusedAtStartUp() throws {

@@ -66,11 +66,7 @@ public struct APNsConfiguration: Sendable {
     }
 
     /// The URL requests go to: ``baseURL`` or the environment's.
-    public var effectiveBaseURL: String {
-        var url = baseURL ?? environment.baseURL
-        while url.hasSuffix("/") { url.removeLast() }
-        return url
-    }
+    public var effectiveBaseURL: String { ProviderConnection.trimmedBaseURL(baseURL ?? environment.baseURL) }
 
     /// Reads and checks every credential file and value.
     ///
@@ -97,19 +93,7 @@ public struct APNsConfiguration: Sendable {
                 throw SenderConfigurationError(.invalidValue, field: "apns.topic", problem: "\(topic) is listed twice")
             }
         }
-        try Self.checkURL(effectiveBaseURL, field: "apns.url")
-        guard maxInFlight >= 1 else {
-            throw SenderConfigurationError(.invalidValue, field: "maxInFlight", problem: "must be at least 1")
-        }
-        do {
-            try http.validate()
-        } catch let error as HTTPClientError {
-            throw SenderConfigurationError(
-                .fileMissing, file: error.file, problem: "APNs HTTP client: \(error.detail ?? error.description)", underlying: error.description)
-        } catch {
-            throw SenderConfigurationError(.invalidValue, problem: "APNs HTTP client: \(error)")
-        }
-        try CertificateValidity.checkTrust(of: http)
+        try ProviderConnection.check(baseURL: effectiveBaseURL, urlField: "apns.url", maxInFlight: maxInFlight, http: http, provider: "APNs")
         var signingKey: APNsSigningKey?
         if apps.contains(where: { $0.certificate == nil }) {
             guard let tokenKey else {
@@ -134,14 +118,5 @@ public struct APNsConfiguration: Sendable {
             earliest = min(earliest ?? notAfter, notAfter)
         }
         return (signingKey, earliest)
-    }
-
-    static func checkURL(_ url: String, field: String) throws(SenderConfigurationError) {
-        let lower = url.lowercased()
-        guard lower.hasPrefix("https://") || lower.hasPrefix("http://"),
-            let parsed = URL(string: url), parsed.host != nil, parsed.path.isEmpty || parsed.path == "/", parsed.query == nil
-        else {
-            throw SenderConfigurationError(.invalidValue, field: field, problem: "'\(url.prefix(200))' is not a base URL such as https://host:port")
-        }
     }
 }

@@ -36,11 +36,7 @@ public struct FCMConfiguration: Sendable {
         FCMConfiguration(projects: files.map { FCMProject(serviceAccountFile: $0) }, baseURL: baseURL, http: http)
     }
 
-    public var effectiveBaseURL: String {
-        var url = baseURL ?? Self.defaultBaseURL
-        while url.hasSuffix("/") { url.removeLast() }
-        return url
-    }
+    public var effectiveBaseURL: String { ProviderConnection.trimmedBaseURL(baseURL ?? Self.defaultBaseURL) }
 
     /// Reads and checks every service-account file and value.
     ///
@@ -56,19 +52,7 @@ public struct FCMConfiguration: Sendable {
         guard !projects.isEmpty else {
             throw SenderConfigurationError(.invalidValue, field: "fcm.service_account_path", problem: "no service-account file is configured")
         }
-        try APNsConfiguration.checkURL(effectiveBaseURL, field: "fcm.url")
-        guard maxInFlight >= 1 else {
-            throw SenderConfigurationError(.invalidValue, field: "maxInFlight", problem: "must be at least 1")
-        }
-        do {
-            try http.validate()
-        } catch let error as HTTPClientError {
-            throw SenderConfigurationError(
-                .fileMissing, file: error.file, problem: "FCM HTTP client: \(error.detail ?? error.description)", underlying: error.description)
-        } catch {
-            throw SenderConfigurationError(.invalidValue, problem: "FCM HTTP client: \(error)")
-        }
-        try CertificateValidity.checkTrust(of: http)
+        try ProviderConnection.check(baseURL: effectiveBaseURL, urlField: "fcm.url", maxInFlight: maxInFlight, http: http, provider: "FCM")
         var accounts: [(alias: String, account: FCMServiceAccount)] = []
         for project in projects {
             let account = try FCMServiceAccount.load(file: project.serviceAccountFile)
