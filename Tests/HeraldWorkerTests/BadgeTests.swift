@@ -39,10 +39,12 @@ struct BadgeTests {
 
                 // The app read d1 up to position 2 (once the outcomes are recorded: the count is the journal's).
                 try await waitUntil("three messages acknowledged", timeout: .seconds(20)) { worker.statistics.acked == 3 }
-                let state = try await fixture.store.devices.markRead(deviceId: "d1", userId: "u1", position: 2)
-                #expect(state == ReadState(position: 2, unread: 1))
-                // Reads only move forward.
-                #expect(try await fixture.store.devices.markRead(deviceId: "d1", userId: "u1", position: 1)?.position == 2)
+                let move = try await fixture.store.devices.markRead(deviceId: "d1", userId: "u1", position: 2)
+                #expect(move == ReadMove(state: ReadState(position: 2, unread: 1), previousPosition: 0))
+                // Reads only move forward; the answer says where the read position was.
+                #expect(
+                    try await fixture.store.devices.markRead(deviceId: "d1", userId: "u1", position: 1)
+                        == ReadMove(state: ReadState(position: 2, unread: 1), previousPosition: 2))
 
                 try await fixture.publish(TestEvents.xml(users: ["u1"], sequence: 4))
                 try await waitUntil("the fourth push", timeout: .seconds(20)) { sender.count == 8 }

@@ -65,17 +65,12 @@ struct NotificationRoutes: Sendable {
     /// Moves the read position (never back) and, with `api.badge_sync`, syncs the user's other
     /// devices for what this read moved.
     private func markRead(deviceId: String, app: String?, userId: String, position: Int) async throws(APIError) -> ReadState {
-        let before =
-            badgeSync
-            ? try await storeCall { () async throws(StoreError) in
-                try await store.devices.readState(deviceId: deviceId, app: app, userId: userId)?.position
-            } : nil
-        let state = try await storeCall { () async throws(StoreError) in
+        let move = try await storeCall { () async throws(StoreError) in
             try await store.devices.markRead(deviceId: deviceId, app: app, userId: userId, position: position)
         }
-        guard let state else { throw APIError(.deviceNotFound, "no device with this id is registered for this user") }
-        if let before { await syncBadges(deviceId: deviceId, app: app, userId: userId, after: before, upTo: state.position) }
-        return state
+        guard let move else { throw APIError(.deviceNotFound, "no device with this id is registered for this user") }
+        if badgeSync { await syncBadges(deviceId: deviceId, app: app, userId: userId, after: move.previousPosition, upTo: move.state.position) }
+        return move.state
     }
 
     /// `?after=N` (default 0) and `limit` (1…`maxPageSize`, default the maximum). With

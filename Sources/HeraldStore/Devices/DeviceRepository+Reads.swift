@@ -16,6 +16,19 @@ public struct ReadState: Sendable, Hashable {
     }
 }
 
+/// A read reported on a device: the state after it, and the read position before it (what
+/// `api.badge_sync` propagates is what lies between).
+public struct ReadMove: Sendable, Hashable {
+    public var state: ReadState
+    /// 0 when the user had never reported a read on the device.
+    public var previousPosition: Int
+
+    public init(state: ReadState, previousPosition: Int) {
+        self.state = state
+        self.previousPosition = previousPosition
+    }
+}
+
 extension DeviceRepository {
     /// The unread count of a read answer: the pushes sent to the device after the read
     /// position, to the user (`$3` in every statement here) or to everyone. One rule for
@@ -26,25 +39,35 @@ extension DeviceRepository {
     }
 
     /// Records that `userId` has read the device's notifications up to `position` (a smaller
-    /// position than the one stored changes nothing) and answers what is left unread. The
-    /// worker reads these positions in its claim to put the unread count on each push.
-    /// `nil` when the device does not exist.
-    public func markRead(deviceId: String, app: String? = nil, userId: String, position: Int) async throws(StoreError) -> ReadState? {
+    /// position than the one stored changes nothing) and answers what is left unread and where
+    /// the read position was before, in one statement (the previous position is the statement's
+    /// snapshot: of two reads at once, the later may report the same previous position as the
+    /// earlier, and badge sync then propagates their overlap twice, which moves nothing twice).
+    /// The worker reads these positions in its claim to put the unread count on each push. `nil`
+    /// when the device does not exist.
+    public func markRead(deviceId: String, app: String? = nil, userId: String, position: Int) async throws(StoreError) -> ReadMove? {
         try await StoreError.wrap("DeviceRepository.markRead") {
             let rows = try await client.query(
                 """
-                WITH up AS (
+                WITH dev AS (SELECT id FROM devices WHERE app = $1 AND device_id = $2),
+                before AS (SELECT r.position FROM device_reads r JOIN dev ON r.device_ref = dev.id WHERE r.user_id = $3),
+                up AS (
                     INSERT INTO device_reads (device_ref, user_id, position)
-                    SELECT id, $3, $4 FROM devices WHERE app = $1 AND device_id = $2
+                    SELECT id, $3, $4 FROM dev
                     ON CONFLICT (device_ref, user_id) DO UPDATE SET position = greatest(device_reads.position, EXCLUDED.position), read_at = now()
                     RETURNING device_ref, position
                 )
-                SELECT up.position, \(Self.unreadSQL(deviceRef: "up.device_ref", after: "up.position")) FROM up
+                SELECT up.position, \(Self.unreadSQL(deviceRef: "up.device_ref", after: "up.position")),
+                    coalesce((SELECT position FROM before), 0)
+                FROM up
                 """,
                 [app ?? Self.defaultApp, deviceId, userId, position]
             )
             guard let row = rows.first else { return nil }
-            return ReadState(position: try row.decode(Int.self, at: 0), unread: try row.decode(Int.self, at: 1))
+            return ReadMove(
+                state: ReadState(position: try row.decode(Int.self, at: 0), unread: try row.decode(Int.self, at: 1)),
+                previousPosition: try row.decode(Int.self, at: 2)
+            )
         }
     }
 
