@@ -173,7 +173,7 @@ struct DeviceRepositoryTests {
     }
 
     @Test func importDevicesInBulk() async throws {
-        try await StoreFixture.with { store, _ in
+        try await StoreFixture.with { store, database in
             try await store.devices.subscribe(StoreFixture.registration("existing", user: "u0", token: "shared"))
             var rows: [DeviceRegistration] = []
             for n in 0..<5_000 {
@@ -192,6 +192,15 @@ struct DeviceRepositoryTests {
             #expect(try await store.devices.device(id: "existing")?.token == nil)
             #expect(try await store.devices.list(limit: 10_000).count == 5_001)
             #expect(try await store.devices.list(limit: 2, offset: 1).map(\.deviceId) == ["d1", "d10"])
+
+            // A bulk import leaves the planner the tables' real sizes (it plans the worker's
+            // subscription reads from them).
+            let sizes = try await database.admin.query(
+                "SELECT relname::text, reltuples::int8 FROM pg_class WHERE relname IN ('devices', 'device_users') ORDER BY relname")
+            #expect(
+                try sizes.map { [try $0.decode(String.self, at: 0), String(try $0.decode(Int.self, at: 1))] } == [
+                    ["device_users", "5002"], ["devices", "5001"],
+                ])
         }
     }
 

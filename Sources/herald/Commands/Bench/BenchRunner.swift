@@ -132,19 +132,11 @@ final class BenchRunner: Sendable {
         return histogram.last?.upToMilliseconds
     }
 
-    /// Registers the workload's devices.
+    /// Registers the workload's devices (a bulk import: the device tables are analyzed after it,
+    /// as the peer's seeding does).
     func seedDevices() async throws {
         progress("seeding \(workload.registrations.count) devices")
         try await store.devices.importDevices(workload.registrations)
-        try await analyzeDeviceTables()
-    }
-
-    /// Refreshes the planner's statistics of the device tables, as autovacuum long since has in
-    /// a production database. Seeded just before a drain, they would otherwise be planned from
-    /// the last analysis, often of the previous run's emptied tables: each chunk's subscription
-    /// read then hashed every device (hundreds of sequential scans a run).
-    private func analyzeDeviceTables() async throws {
-        _ = try await probe.client.execute("ANALYZE devices, device_users, device_positions, user_settings", [])
     }
 
     /// Registers `count` extra devices in the branch that ``broadcast(devices:sender:label:sandbox:)``
@@ -163,7 +155,6 @@ final class BenchRunner: Sendable {
         for start in stride(from: 0, to: registrations.count, by: 20_000) {
             try await store.devices.importDevices(Array(registrations[start..<min(registrations.count, start + 20_000)]))
         }
-        try await analyzeDeviceTables()
     }
 
     /// One broadcast event to the `devices` devices of the broadcast branch: seconds from its
