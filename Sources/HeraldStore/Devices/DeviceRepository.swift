@@ -378,9 +378,8 @@ public struct DeviceRepository: Sendable {
             }
         }
         if devices.count >= Self.bulkImportSize {
-            try await StoreError.wrap("DeviceRepository.importDevices") {
-                _ = try await client.execute("ANALYZE devices, device_users, device_positions", [])
-            }
+            // Best effort: the import is committed, and autovacuum analyzes the tables later anyway.
+            _ = try? await client.execute("ANALYZE devices, device_users, device_positions", [])
         }
         return imported
     }
