@@ -13,22 +13,46 @@ import Synchronization
 /// (or zones) can only reach subscriptions in one of them (a subscription without a branch
 /// does not match an event that names branches), so only those are handed to the selector,
 /// which still applies every rule.
+///
+/// And by user: while the snapshot is known current (``current()``), targeted events take their
+/// users' subscriptions from it rather than reading them from the database again (each chunk's
+/// read of its uncached users, 827 reads in a drain of 100,000 events of `herald bench`).
 final class BroadcastAudience: Sendable {
     struct Snapshot: Sendable {
         let all: [Subscription]
         let byBranch: [String: [Subscription]]
         let byZone: [String: [Subscription]]
+        /// Each user's subscriptions as a range of ``all`` (the pages come ordered by user); nil
+        /// when a user's subscriptions were not contiguous after all.
+        let byUser: [String: Range<Int>]?
 
         init(_ all: [Subscription]) {
             self.all = all
             var byBranch: [String: [Subscription]] = [:]
             var byZone: [String: [Subscription]] = [:]
-            for subscription in all {
+            var byUser: [String: Range<Int>]? = [:]
+            var start = 0
+            for (index, subscription) in all.enumerated() {
                 if let branch = subscription.branchId { byBranch[branch, default: []].append(subscription) }
                 if let zone = subscription.zoneId { byZone[zone, default: []].append(subscription) }
+                if index + 1 == all.count || all[index + 1].userId != subscription.userId {
+                    if byUser?.updateValue(start..<index + 1, forKey: subscription.userId) != nil { byUser = nil }
+                    start = index + 1
+                }
             }
             self.byBranch = byBranch
             self.byZone = byZone
+            self.byUser = byUser
+        }
+
+        /// The subscriptions of each of `users`, as ``HeraldStore/SubscriptionCache`` answers
+        /// them (every user is a key; one without subscriptions maps to `[]`); nil without the
+        /// index by user.
+        func subscriptions(ofUsers users: some Sequence<String>) -> [String: [Subscription]]? {
+            guard let byUser else { return nil }
+            var result: [String: [Subscription]] = [:]
+            for user in users { result[user] = byUser[user].map { Array(all[$0]) } ?? [] }
+            return result
         }
 
         /// The subscriptions that can match `event`'s branch and zone filters, in an order that
@@ -53,6 +77,14 @@ final class BroadcastAudience: Sendable {
         self.devices = devices
         self.changes = changes
         self.ttl = ttl
+    }
+
+    /// The snapshot when it is known current: loaded while the change notifications flow, and
+    /// none arrived since its load began (any change to any subscription counts). Then it
+    /// answers as a database read would now; nil otherwise, or before the first broadcast.
+    func current() -> Snapshot? {
+        guard let stamp = changes.changeStamp, let hit = cached.withLock({ $0 }), hit.stamp == stamp else { return nil }
+        return hit.snapshot
     }
 
     func snapshot() async throws(StoreError) -> Snapshot {

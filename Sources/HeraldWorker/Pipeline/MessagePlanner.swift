@@ -71,7 +71,9 @@ struct MessagePlanner: Sendable {
         var users = Set<String>()
         for candidate in candidates where !candidate.needsEveryone { users.formUnion(candidate.users) }
         var byUser: [String: [Subscription]] = [:]
-        if !users.isEmpty {
+        if let current = users.isEmpty ? nil : audience.current()?.subscriptions(ofUsers: users) {
+            byUser = current
+        } else if !users.isEmpty {
             guard
                 let loaded = await retry.run(
                     "SubscriptionCache.subscriptions",
