@@ -67,21 +67,24 @@ struct MessagePlanner: Sendable {
         }
         guard !candidates.isEmpty else { return [] }
 
-        // 3: subscriptions for the whole chunk.
+        // 3: subscriptions for the whole chunk: from the broadcast audience while it is current
+        // (it then answers as the database would), otherwise through the cache.
         var users = Set<String>()
         for candidate in candidates where !candidate.needsEveryone { users.formUnion(candidate.users) }
         var byUser: [String: [Subscription]] = [:]
-        if let current = users.isEmpty ? nil : audience.current()?.subscriptions(ofUsers: users) {
-            byUser = current
-        } else if !users.isEmpty {
-            guard
-                let loaded = await retry.run(
-                    "SubscriptionCache.subscriptions",
-                    { () async throws(StoreError) in
-                        try await store.subscriptionCache.subscriptions(forUsers: users)
-                    })
-            else { return nil }
-            byUser = loaded
+        if !users.isEmpty {
+            if let current = audience.current()?.subscriptions(ofUsers: users) {
+                byUser = current
+            } else {
+                guard
+                    let loaded = await retry.run(
+                        "SubscriptionCache.subscriptions",
+                        { () async throws(StoreError) in
+                            try await store.subscriptionCache.subscriptions(forUsers: users)
+                        })
+                else { return nil }
+                byUser = loaded
+            }
         }
         var everyone: BroadcastAudience.Snapshot?
         if candidates.contains(where: \.needsEveryone) {

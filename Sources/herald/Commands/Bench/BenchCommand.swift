@@ -165,7 +165,8 @@ struct BenchCommand: AsyncParsableCommand {
             events: events, deliveriesPerRun: (0..<events).reduce(0) { $0 + workload.deliveries($1) }, users: users,
             broadcastDevices: broadcastDevices, queueType: runner.base.topology.queueType.rawValue, prefetch: prefetch, lanes: threads
         )
-        try await runner.seedDevices()
+        runner.progress("seeding \(users) devices")
+        try await runner.store.devices.importDevices(workload.registrations)
 
         // 1. Bare consumer.
         result.bare = try await runner.bare(events: events, prefetch: prefetch)

@@ -132,13 +132,6 @@ final class BenchRunner: Sendable {
         return histogram.last?.upToMilliseconds
     }
 
-    /// Registers the workload's devices (a bulk import: the device tables are analyzed after it,
-    /// as the peer's seeding does).
-    func seedDevices() async throws {
-        progress("seeding \(workload.registrations.count) devices")
-        try await store.devices.importDevices(workload.registrations)
-    }
-
     /// Registers `count` extra devices in the branch that ``broadcast(devices:sender:label:sandbox:)``
     /// addresses.
     func seedBroadcastDevices(_ count: Int) async throws {
