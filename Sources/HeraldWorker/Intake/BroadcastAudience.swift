@@ -79,21 +79,21 @@ final class BroadcastAudience: Sendable {
         self.ttl = ttl
     }
 
-    /// The snapshot when it is known current: loaded while the change notifications flow, and
-    /// none arrived since its load began (any change to any subscription counts). Then it
-    /// answers as a database read would now; nil otherwise, or before the first broadcast.
+    /// The snapshot when it is known current: reuse is on (``ttl`` > 0), it was loaded while the
+    /// change notifications flow, and none arrived since its load began (any change to any
+    /// subscription counts). Then it answers as a database read would now; nil otherwise, or
+    /// before the first broadcast.
     func current() -> Snapshot? {
-        guard let stamp = changes.changeStamp, let hit = cached.withLock({ $0 }), hit.stamp == stamp else { return nil }
+        guard ttl > .zero, let stamp = changes.changeStamp, let hit = cached.withLock({ $0 }), hit.stamp == stamp else { return nil }
         return hit.snapshot
     }
 
+    /// The current snapshot, or one read less than ``ttl`` ago, or a new one.
     func snapshot() async throws(StoreError) -> Snapshot {
+        if let current = current() { return current }
         let now = ContinuousClock.now
         let stamp = changes.changeStamp
-        if ttl > .zero, let hit = cached.withLock({ $0 }) {
-            let unchanged = stamp != nil && hit.stamp == stamp
-            if unchanged || now - hit.loaded < ttl { return hit.snapshot }
-        }
+        if ttl > .zero, let hit = cached.withLock({ $0 }), now - hit.loaded < ttl { return hit.snapshot }
         var all: [Subscription] = []
         var cursor: SubscriptionPage.Cursor?
         repeat {

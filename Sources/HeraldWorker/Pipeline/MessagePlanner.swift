@@ -47,6 +47,15 @@ struct MessagePlanner: Sendable {
         }
     }
 
+    /// The subscriptions of `users`: from the broadcast audience while it is current (it then
+    /// answers as the database would), otherwise through the cache; nil when stopping.
+    private func subscriptions(ofUsers users: Set<String>) async -> [String: [Subscription]]? {
+        if let current = audience.current()?.subscriptions(ofUsers: users) { return current }
+        return await retry.run("SubscriptionCache.subscriptions") { () async throws(StoreError) in
+            try await store.subscriptionCache.subscriptions(forUsers: users)
+        }
+    }
+
     /// The chunk's messages that make deliveries; nil when stopping (the chunk stays unsettled).
     func plan(_ chunk: [TrackedMessage]) async -> [PlannedMessage]? {
         guard let catalog = await retry.run("TemplateCache.catalog", { () async throws(StoreError) in try await store.templateCache.catalog() }) else {
@@ -67,24 +76,13 @@ struct MessagePlanner: Sendable {
         }
         guard !candidates.isEmpty else { return [] }
 
-        // 3: subscriptions for the whole chunk: from the broadcast audience while it is current
-        // (it then answers as the database would), otherwise through the cache.
+        // 3: subscriptions for the whole chunk.
         var users = Set<String>()
         for candidate in candidates where !candidate.needsEveryone { users.formUnion(candidate.users) }
         var byUser: [String: [Subscription]] = [:]
         if !users.isEmpty {
-            if let current = audience.current()?.subscriptions(ofUsers: users) {
-                byUser = current
-            } else {
-                guard
-                    let loaded = await retry.run(
-                        "SubscriptionCache.subscriptions",
-                        { () async throws(StoreError) in
-                            try await store.subscriptionCache.subscriptions(forUsers: users)
-                        })
-                else { return nil }
-                byUser = loaded
-            }
+            guard let loaded = await subscriptions(ofUsers: users) else { return nil }
+            byUser = loaded
         }
         var everyone: BroadcastAudience.Snapshot?
         if candidates.contains(where: \.needsEveryone) {
