@@ -50,7 +50,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let first = try LogSender(path: path)
         _ = await first.send(try Self.delivery(1))
-        // A torn last line (a crash mid-write of another writer) is ignored, not fatal.
+        // A torn last line (a kill mid-write) is ignored, not fatal.
         let handle = try #require(FileHandle(forWritingAtPath: path))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data("{\"delivery_key\":\"tor".utf8))
@@ -60,6 +60,13 @@ import Testing
         #expect(await second.reconcile(try Self.delivery(1).deliveryKey) == .delivered)
         #expect(await second.reconcile(try Self.delivery(2).deliveryKey) == .notDelivered)
         #expect(await LogSender().reconcile(try Self.delivery(1).deliveryKey) == .unknown)
+
+        // The next line starts on a line of its own, not glued to the torn one.
+        #expect(await second.send(try Self.delivery(2)) == .sent)
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines.last?.hasPrefix("{\"time\":") == true)
+        #expect(await (try LogSender(path: path)).reconcile(try Self.delivery(2).deliveryKey) == .delivered)
     }
 
     @Test func unopenableFileIsATypedErrorNamingThePath() {

@@ -38,7 +38,20 @@ struct CrashTests {
             #expect(atKill < messages, "killed mid-run")
 
             let second = try HeraldProcess(["worker"], environment: environment, outputDirectory: WorkerProcessEnvironment.outputDirectory)
-            try await waitUntil("every delivery", timeout: .seconds(90)) { Set(Self.keys(file)).count >= messages || !second.isRunning }
+            do {
+                try await waitUntil("every delivery", timeout: .seconds(90)) { Set(Self.keys(file)).count >= messages || !second.isRunning }
+            } catch {
+                // What the worker was doing when it stopped making progress, for the CI log.
+                let ready = try? await fixture.amqp.queueState(fixture.topology.queue)
+                Issue.record(
+                    """
+                    \(Set(Self.keys(file)).count) of \(messages) keys, \(atKill) lines at the kill; queue: \(ready.map { "\($0.messageCount) ready, \($0.consumerCount) consumers" } ?? "unknown")
+                    the restarted worker's log, last lines:
+                    \(second.stderr.split(separator: "\n").suffix(40).joined(separator: "\n"))
+                    """)
+                await second.waitForExit(timeout: .zero)
+                throw error
+            }
             try await waitUntil("the queue is empty", timeout: .seconds(30)) {
                 (try? await fixture.amqp.queueState(fixture.topology.queue).messageCount) == 0
             }

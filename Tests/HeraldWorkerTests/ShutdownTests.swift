@@ -46,6 +46,12 @@ struct ShutdownTests {
                 // Under load the worker may send everything it holds before it notices the cut;
                 // settled means reconnected and the requeued rest acknowledged.
                 try await waitUntil("the worker to reconnect", timeout: .seconds(60)) { worker.statistics.connections >= 2 }
+                // The broker requeues what the cut connection held when it drops that consumer
+                // (in the same step of the queue's process): until then, an empty queue says
+                // nothing, and those messages would come back only after the worker stopped.
+                try await waitUntil("the broker to drop the cut connection's consumer", timeout: .seconds(30)) {
+                    (try? await fixture.amqp.queueState(fixture.topology.queue).consumerCount) == 1
+                }
                 try await waitUntil("every delivery", timeout: .seconds(60)) { Set(sender.sent.map(\.key)).count == 200 }
                 try await fixture.waitUntilSettled(worker)
             }

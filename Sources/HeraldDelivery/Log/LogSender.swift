@@ -7,7 +7,10 @@ import HeraldCore
 /// A line holds `time`, `delivery_key`, `device_id`, `platform`, `app`, `token`, `user_id`,
 /// `event_id`, `position` and `payload` (the exact body a provider would receive, as JSON).
 /// Each line is written with a single `write(2)` to a file opened with `O_APPEND` before `send`
-/// returns, so a crash never leaves half a line and never loses a line that was reported sent.
+/// returns, so a crash never loses a line that was reported sent. A kill can still tear the line
+/// being written (Linux ends a write at a page boundary once the process is killed): that line's
+/// delivery was not reported sent, so it is sent again; the torn line is ignored when the file is
+/// read back, and the next start ends it with a newline first, so that the next line stays whole.
 ///
 /// When writing to a file, the delivery keys already in it are read at start-up, so
 /// ``reconcile(_:)`` can tell the worker that a delivery whose outcome was lost in a crash did
@@ -33,8 +36,12 @@ public actor LogSender: PushSender {
         }
         descriptor = fd
         ownsDescriptor = true
-        do {
-            written = try Self.deliveryKeys(inFileAt: path)
+        do throws(LogSenderError) {
+            let contents = try Self.contents(ofFileAt: path)
+            written = Self.deliveryKeys(in: contents)
+            if let last = contents.last, last != 0x0A, let failure = [UInt8(0x0A)].withUnsafeBytes({ Self.writeAll(fd, $0) }) {
+                throw LogSenderError(.cannotWrite, path: path, reason: "cannot end its torn last line (\(failure))")
+            }
         } catch {
             close(fd)
             throw error
@@ -91,14 +98,17 @@ public actor LogSender: PushSender {
         return line
     }
 
-    /// The `delivery_key` of every complete line in the file (a torn last line is ignored).
-    static func deliveryKeys(inFileAt path: String) throws(LogSenderError) -> Set<String> {
-        let data: Data
+    /// The file as it is now.
+    static func contents(ofFileAt path: String) throws(LogSenderError) -> Data {
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            return try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             throw LogSenderError(.cannotRead, path: path, reason: "cannot read it back (\(error.localizedDescription))")
         }
+    }
+
+    /// The `delivery_key` of every complete line (a torn line is ignored).
+    static func deliveryKeys(in data: Data) -> Set<String> {
         var keys: Set<String> = []
         for line in data.split(separator: 0x0A) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
@@ -130,6 +140,7 @@ public struct LogSenderError: Error, Sendable, CustomStringConvertible {
         public let rawValue: String
         public static let cannotOpen = Code(rawValue: "cannot_open")
         public static let cannotRead = Code(rawValue: "cannot_read")
+        public static let cannotWrite = Code(rawValue: "cannot_write")
         public var description: String { rawValue }
     }
 
