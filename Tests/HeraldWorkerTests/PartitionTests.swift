@@ -45,7 +45,16 @@ struct PartitionTests {
             #expect(a.consumed + b.consumed == events, "one copy per event (one user each)")
             // Started together, the two claim free partitions in turn (claim spacing 2.5 s, so
             // that a connect slowed by a loaded machine still finds free ones): both carry some.
-            #expect(a.consumed > 0 && b.consumed > 0, "both workers carried partitions: \(a.consumed) and \(b.consumed) copies")
+            // Unless both found one queue free in the same moment: the broker then keeps the
+            // first registration active and the other stands by, so which process carries what
+            // is its choice (the claims then add up to more than the partitions).
+            let claimed = (first.partitionsClaimed, second.partitionsClaimed)
+            #expect(claimed.0 + claimed.1 >= Self.partitions, "every partition claimed: \(claimed)")
+            if claimed.0 + claimed.1 == Self.partitions {
+                #expect(
+                    a.consumed > 0 && b.consumed > 0,
+                    "both workers carried partitions: \(a.consumed) and \(b.consumed) copies, \(claimed) partitions claimed")
+            }
         }
     }
 

@@ -46,6 +46,7 @@ public final class WorkerService: Service, Sendable {
     private let metrics = WorkerMetrics()
     private let tracker = MessageTracker()
     private let consuming = Atomic<Bool>(false)
+    private let claimedPartitions = Atomic<Int>(0)
     private let session = Atomic<UInt64>(0)
     private let mismatchedCounts = Mutex<Set<Int>>([])
     private let retry: StoreRetry
@@ -92,6 +93,13 @@ public final class WorkerService: Service, Sendable {
     /// partitions: whether this process's consumers of the partition queues are registered
     /// (each one active or standing by; the broker decides).
     public var isConsuming: Bool { consuming.load(ordering: .relaxed) }
+
+    /// With partitions: the partition queues this process found without a consumer, and so
+    /// claimed, at its last connect (logged as "Consuming partitions"). It is their active
+    /// consumer unless another process claimed the same queue in the same moment: the broker then
+    /// makes the later registration stand by, and the two processes' claims add up to more than
+    /// the partitions.
+    public var partitionsClaimed: Int { claimedPartitions.load(ordering: .relaxed) }
 
     /// With partitions: whether this process holds the ingest (the exclusive consumer of the
     /// main queue) right now. Always false without partitions.
@@ -265,6 +273,7 @@ public final class WorkerService: Service, Sendable {
             let queue = layout.queueName(partition)
             sources.append(Source(consumer: try await connection.consume(queue: queue, prefetch: configuration.prefetch), queue: queue, partition: partition))
         }
+        claimedPartitions.store(sources.count - taken.count, ordering: .relaxed)
         logger.info(
             "Consuming partitions",
             metadata: [
