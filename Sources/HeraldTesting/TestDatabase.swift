@@ -1,6 +1,5 @@
 import Foundation
 import HeraldPostgres
-import HeraldTesting
 
 /// A fresh database per test: created from the test server's URL, dropped (WITH FORCE)
 /// afterwards whatever happens. Without a reachable server the test is cancelled or fails, as

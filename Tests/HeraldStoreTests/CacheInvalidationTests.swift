@@ -15,7 +15,7 @@ struct CacheInvalidationTests {
     }
 
     @Test func subscriptionChangesInvalidateTheCache() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             // Set up before listening, so that no late notification of the setup interferes.
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
             try await store.devices.subscribe(StoreFixture.registration("d9", user: "u2"))
@@ -60,7 +60,7 @@ struct CacheInvalidationTests {
     }
 
     @Test func templateChangesReloadTheCatalog() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let metadata = EventMetadata(eventId: "A")
             try await store.templates.replaceAll(
                 with: try TemplateCatalog(
@@ -82,7 +82,7 @@ struct CacheInvalidationTests {
     }
 
     @Test func aKilledListenerReconnectsAndFlushes() async throws {
-        try await StoreFixture.with { store, database in
+        try await TestStore.with { store, database in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1", culture: "ru-RU"))
             try await Self.started(store)
             let cache = store.subscriptionCache

@@ -10,7 +10,7 @@ struct ClaimQueueTests {
     /// Claims sent back to back, before any answer is read, run in submission order: a device
     /// in all of them gets its positions in that order.
     @Test func claimsSentBackToBackNumberInSubmissionOrder() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let d1 = try await DeliveryJournalTests.devices(store, ["d1"])[0]
             let queue = store.journal.makeClaimQueue()
             let claims = (0..<5).map { n in queue.submit(DeliveryJournalTests.batch(["m\(n)"], [(0, d1), (0, d1)])) }
@@ -30,7 +30,7 @@ struct ClaimQueueTests {
     /// deliveries reserve positions in a second statement first): the claim sent behind it is
     /// skipped meanwhile and numbers after that second step.
     @Test func aClaimWithAKnownMessageHoldsTheClaimsBehindIt() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let d1 = try await DeliveryJournalTests.devices(store, ["d1"])[0]
             _ = try await store.journal.claim(DeliveryJournalTests.batch(["known"], [(0, d1)]))  // position 1
             let queue = store.journal.makeClaimQueue()
@@ -55,7 +55,7 @@ struct ClaimQueueTests {
     /// A plain claim that meets a key the journal knows (a producer's repeat) is sent again
     /// skipping it, as ``DeliveryJournal/claim(_:)`` does; the claim behind it waits for that.
     @Test func aRepeatedKeyInAPlainClaimIsSkippedAndTheLineHeld() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let d1 = try await DeliveryJournalTests.devices(store, ["d1"])[0]
             _ = try await store.journal.claim(DeliveryJournalTests.batch(["m1"], [(0, d1)]))  // position 1
             let queue = store.journal.makeClaimQueue()

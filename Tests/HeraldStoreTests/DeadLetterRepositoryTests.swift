@@ -1,11 +1,12 @@
 import Foundation
 import HeraldStore
+import HeraldTesting
 import Testing
 
 @Suite("DeadLetterRepository")
 struct DeadLetterRepositoryTests {
     @Test func recordListAndMarkReplayed() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let older = DeadLetter(
                 messageKey: "m1", queue: "w1.pushnotification", errorCode: "malformedXML", reason: "unclosed tag at line 3",
                 createdAt: Date(timeIntervalSince1970: 1_700_000_000)

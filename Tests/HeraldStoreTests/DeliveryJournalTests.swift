@@ -30,7 +30,7 @@ struct DeliveryJournalTests {
     }
 
     @Test func newMessagesGetRowsAndConsecutivePositionsPerDevice() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let refs = try await Self.devices(store, ["d1", "d2"])
             let (d1, d2) = (refs[0], refs[1])
             #expect(try await store.journal.claim(ClaimBatch()) == ClaimAnswer(messageIds: [], positions: []))
@@ -53,7 +53,7 @@ struct DeliveryJournalTests {
     /// on the known key, which leaves nothing behind: both give the same answer and positions.
     @Test(arguments: [false, true])
     func aKnownKeyIsSkippedWhetherExpectedOrNot(expected: Bool) async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let d1 = try await Self.devices(store, ["d1"])[0]
             _ = try await store.journal.claim(Self.batch(["m1"], [(0, d1)]))
             var batch = Self.batch(["m2", "m1", "m3"], [(0, d1), (1, d1), (2, d1)])
@@ -67,7 +67,7 @@ struct DeliveryJournalTests {
     }
 
     @Test func historyTellsWhatWasRecordedForAKnownMessage() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let refs = try await Self.devices(store, ["d1", "d2", "d3"])
             let answer = try await store.journal.claim(Self.batch(["m1"], refs.map { (0, $0) }))
             let id = try #require(answer.messageIds[0])
@@ -112,7 +112,7 @@ struct DeliveryJournalTests {
     /// A message without message-id is keyed by its body's SHA-256: kept as 32 bytes, read back
     /// as the same hex text (the collapse ids are made of it).
     @Test func bodyHashKeysAreStoredAsBytesAndReadBackAsText() async throws {
-        try await StoreFixture.with { store, database in
+        try await TestStore.with { store, database in
             let refs = try await Self.devices(store, ["d1"])
             let hex = DeliveryKey.messageKey(forBody: Array("<PushNotification/>".utf8))
             let answer = try await store.journal.claim(ClaimBatch(messages: [MessageKey(text: hex)], deliveries: [.init(message: 0, deviceRef: refs[0])]))
@@ -135,7 +135,7 @@ struct DeliveryJournalTests {
     }
 
     @Test func partitionCopiesOfOneMessageAreApart() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let refs = try await Self.devices(store, ["d1"])
             let copies = [MessageKey(text: "m1", partitionSuffix: "#p0/2"), MessageKey(text: "m1", partitionSuffix: "#p1/2")]
             let answer = try await store.journal.claim(ClaimBatch(messages: copies, deliveries: [.init(message: 0, deviceRef: refs[0])]))
@@ -148,7 +148,7 @@ struct DeliveryJournalTests {
     /// positions stay unique and consecutive (deadlocks, if the database reports one, are
     /// retried by the caller as any transient error).
     @Test func concurrentClaimsOverSharedDevicesNeverRepeatOrSkipPositions() async throws {
-        try await StoreFixture.with(configure: { $0.database.poolSize = 4 }) { store, _ in
+        try await TestStore.with(configure: { $0.database.poolSize = 4 }) { store, _ in
             let names = (0..<40).map { "d\($0)" }
             try await store.devices.importDevices(names.map { StoreFixture.registration($0, user: "u-\($0)") })
             var refs: [Int64] = []
@@ -184,7 +184,7 @@ struct DeliveryJournalTests {
     }
 
     @Test func tokenDeadRecordKillsOnlyTheSameToken() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1", token: "T1"))
             try await store.devices.subscribe(StoreFixture.registration("d2", user: "u1", token: "T2"))
             let d1 = try #require(try await store.devices.storeId(deviceId: "d1")), d2 = try #require(try await store.devices.storeId(deviceId: "d2"))
@@ -206,7 +206,7 @@ struct DeliveryJournalTests {
     }
 
     @Test func expireForgetsOldDeliveriesAndMessages() async throws {
-        try await StoreFixture.with { store, database in
+        try await TestStore.with { store, database in
             let refs = try await Self.devices(store, ["d1"])
             let answer = try await store.journal.claim(Self.batch(["old", "young"], [(0, refs[0]), (1, refs[0])]))
             try await store.journal.record([
@@ -224,7 +224,7 @@ struct DeliveryJournalTests {
     }
 
     @Test func aBodySharedByThreeOrMoreDeliveriesIsStoredOncePerMessage() async throws {
-        try await StoreFixture.with { store, database in
+        try await TestStore.with { store, database in
             let refs = try await Self.devices(store, ["d1", "d2", "d3", "d4", "d5"])
             let answer = try await store.journal.claim(Self.batch(["b", "t"], refs.map { (0, $0) } + [(1, refs[0]), (1, refs[1])]))
             let (b, t) = (try #require(answer.messageIds[0]), try #require(answer.messageIds[1]))
@@ -254,7 +254,7 @@ struct DeliveryJournalTests {
     }
 
     @Test func completedRetriedRowsShareTheirBody() async throws {
-        try await StoreFixture.with { store, database in
+        try await TestStore.with { store, database in
             let refs = try await Self.devices(store, ["d1", "d2", "d3"])
             let id = try #require(try await store.journal.claim(Self.batch(["b"], refs.map { (0, $0) })).messageIds[0])
             try await store.journal.record(
@@ -271,7 +271,7 @@ struct DeliveryJournalTests {
     }
 
     @Test func aMessageOutlivesItsDeliveriesAndTakesItsSharedBodies() async throws {
-        try await StoreFixture.with { store, database in
+        try await TestStore.with { store, database in
             let refs = try await Self.devices(store, ["d1", "d2", "d3"])
             let id = try #require(try await store.journal.claim(Self.batch(["b"], refs.map { (0, $0) })).messageIds[0])
             try await store.journal.record(refs.map { Self.sent($0, 1, message: id) })

@@ -7,7 +7,7 @@ import Testing
 @Suite("DeviceRepository")
 struct DeviceRepositoryTests {
     @Test func subscribeCreatesAndUpdatesADevice() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             #expect(try await store.devices.device(id: "d1") == nil)
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1", tags: ["Account", "t1"], zone: "w1", branch: "101"))
             var device = try #require(try await store.devices.device(id: "d1"))
@@ -34,7 +34,7 @@ struct DeviceRepositoryTests {
     }
 
     @Test func twoUsersOnOneDeviceAndAUserSwitch() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("phone", user: "wallet-a"))
             try await store.devices.subscribe(StoreFixture.registration("phone", user: "wallet-b"))
             #expect(try await store.devices.device(id: "phone")?.users.map(\.userId) == ["wallet-a", "wallet-b"])
@@ -51,7 +51,7 @@ struct DeviceRepositoryTests {
     }
 
     @Test func noneTokenMeansNoToken() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1", token: "NONE"))
             let device = try #require(try await store.devices.device(id: "d1"))
             #expect(device.token == nil)
@@ -67,7 +67,7 @@ struct DeviceRepositoryTests {
     }
 
     @Test func aTokenBelongsToOneDeviceOfAnApp() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("old-install", user: "u1", token: "T"))
             try await store.devices.subscribe(StoreFixture.registration("other-app", user: "u1", token: "T", app: "com.acme.b"))
             try await store.devices.subscribe(StoreFixture.registration("new-install", user: "u1", token: "T"))
@@ -84,7 +84,7 @@ struct DeviceRepositoryTests {
     }
 
     @Test func unsubscribeFromTagsAndFromEverything() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "listed", tags: ["a", "b"]))
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "all"))
 
@@ -113,7 +113,7 @@ struct DeviceRepositoryTests {
     }
 
     @Test func markTokenDeadOnlyForTheSameToken() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1", token: "old"))
             #expect(try await store.devices.setToken("refreshed", deviceId: "d1"))
             // A late answer about the old token must not kill the refreshed one.
@@ -136,7 +136,7 @@ struct DeviceRepositoryTests {
     }
 
     @Test func subscriptionsApplyTheUsersSettings() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             try await store.devices.subscribe(
                 StoreFixture.registration("d1", user: "u1", platform: .android, culture: "en-US", tags: ["t1"], zone: "w1", branch: "7"))
             try await store.settings.update(userId: "u1", pushesEnabled: false, mutedTags: ["Promo"])
@@ -151,7 +151,7 @@ struct DeviceRepositoryTests {
     }
 
     @Test func allSubscriptionsInPages() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             for n in 0..<25 {
                 try await store.devices.subscribe(StoreFixture.registration("d\(n)", user: "u\(n % 7)"))
             }
@@ -173,7 +173,7 @@ struct DeviceRepositoryTests {
     }
 
     @Test func importDevicesInBulk() async throws {
-        try await StoreFixture.with { store, database in
+        try await TestStore.with { store, database in
             try await store.devices.subscribe(StoreFixture.registration("existing", user: "u0", token: "shared"))
             var rows: [DeviceRegistration] = []
             for n in 0..<5_000 {
@@ -205,7 +205,7 @@ struct DeviceRepositoryTests {
     }
 
     @Test func deleteRemovesTheDeviceItsUsersAndItsLog() async throws {
-        try await StoreFixture.with { store, database in
+        try await TestStore.with { store, database in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
             try await JournalSeed.record(store, deviceId: "d1", userId: "u1", messageKeys: ["m1"])
             #expect(try await store.notificationLog.count(deviceId: "d1", after: 0) == 1)

@@ -7,7 +7,7 @@ import Testing
 @Suite("Store migrations")
 struct MigrationTests {
     @Test func applyOnAnEmptyDatabaseAndAgainAsANoOp() async throws {
-        try await StoreFixture.with(migrate: false) { store, database in
+        try await TestStore.with(migrate: false) { store, database in
             await #expect(throws: StoreError.self) { try await store.checkHealth() }
             #expect(try await store.migrate() == Store.migrations.map(\.version))
             #expect(try await store.migrate() == [])
@@ -25,7 +25,7 @@ struct MigrationTests {
     }
 
     @Test func healthCheckNamesMissingMigrations() async throws {
-        try await StoreFixture.with(migrate: false) { store, _ in
+        try await TestStore.with(migrate: false) { store, _ in
             do {
                 try await store.checkHealth()
                 Issue.record("an unmigrated database must fail the health check")
@@ -49,7 +49,7 @@ struct MigrationTests {
     /// collapse ids), a redelivered message still finds what was sent and what is in doubt, and
     /// AvoidDublication keys are still remembered.
     @Test func upgradeFromVersionOneKeepsLogsJournalAndDedupeKeys() async throws {
-        try await StoreFixture.with(migrate: false) { store, database in
+        try await TestStore.with(migrate: false) { store, database in
             _ = try await MigrationRunner(migrations: [Store.migrations[0]]).migrate(on: database.admin)
             try await database.admin.execute(
                 "INSERT INTO devices (device_id, platform, token, culture) VALUES ('d1', 'ios', 't1', 'ru-RU'), ('d2', 'android', 't2', 'ru-RU')"

@@ -7,7 +7,7 @@ import Testing
 @Suite("NotificationLogRepository")
 struct NotificationLogRepositoryTests {
     @Test func entriesAfterAPositionCountAndRetention() async throws {
-        try await StoreFixture.with { store, database in
+        try await TestStore.with { store, database in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
             // Position 3 fails: a gap the app sees and cannot fetch.
             try await JournalSeed.record(
@@ -32,7 +32,7 @@ struct NotificationLogRepositoryTests {
     }
 
     @Test func entriesVisibleToOneUserOfASharedDevice() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u2"))
             for (key, user) in [("m1", "u1"), ("m2", "u2"), ("m3", "0"), ("m4", "u1")] {

@@ -1,10 +1,11 @@
 import HeraldStore
+import HeraldTesting
 import Testing
 
 @Suite("SettingsRepository")
 struct SettingsRepositoryTests {
     @Test func defaultsThenPartialUpdates() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let defaults = try await store.settings.settings(forUser: "u1")
             #expect(defaults == UserSettings(userId: "u1", pushesEnabled: true, mutedTags: [], updatedAt: nil))
 

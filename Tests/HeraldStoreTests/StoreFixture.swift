@@ -5,31 +5,8 @@ import HeraldStore
 import HeraldTesting
 import Testing
 
-/// A migrated ``Store`` on a fresh database, closed and dropped afterwards.
+/// The store tests' shared helpers (the store itself: ``HeraldTesting/TestStore``).
 enum StoreFixture {
-    static func with<T>(
-        migrate: Bool = true,
-        configure: (inout StoreConfiguration) -> Void = { _ in },
-        _ body: (Store, TestDatabase) async throws -> T
-    ) async throws -> T {
-        try await TestDatabase.with { _, database in
-            var configuration = StoreConfiguration(database: database.configuration)
-            configuration.maintenanceInterval = nil
-            configuration.database.reconnectInitialDelay = .milliseconds(50)
-            configure(&configuration)
-            let store = try Store(configuration: configuration)
-            do {
-                if migrate { try await store.migrate() }
-                let result = try await body(store, database)
-                await store.close()
-                return result
-            } catch {
-                await store.close()
-                throw error
-            }
-        }
-    }
-
     /// The repository's `templates/` folder as HeraldCore reads it.
     static func repositoryTemplates(defaultCulture: String = "ru-RU") throws -> TemplateCatalog {
         let folder = TestEnvironment.packageRoot.appendingPathComponent("templates")

@@ -22,7 +22,7 @@ struct StoreLifecycleTests {
     }
 
     @Test func maintenanceDeletesExpiredRowsWhileStarted() async throws {
-        try await StoreFixture.with(configure: { $0.maintenanceInterval = .seconds(1) }) { store, database in
+        try await TestStore.with(configure: { $0.maintenanceInterval = .seconds(1) }) { store, database in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
             try await JournalSeed.record(store, deviceId: "d1", userId: "u1", messageKeys: ["m1"])
             try await database.admin.execute("UPDATE messages SET received_at = now() - interval '100 days'")
@@ -42,7 +42,7 @@ struct StoreLifecycleTests {
     }
 
     @Test func aClosedStoreRefusesWork() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             await store.close()
             do {
                 _ = try await store.journal.history(of: [MessageKey(text: "k")])

@@ -10,7 +10,7 @@ import Testing
 @Suite("DeliveryLookup")
 struct SupportLookupTests {
     @Test func aMessageWithItsDeliveriesStatesAndProviderIds() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1", token: "a1b2c3d4e5f60718293a4b5c6d7e8f90"))
             try await store.devices.subscribe(StoreFixture.registration("d2", user: "u1", platform: .android))
             let d1 = try #require(try await store.devices.storeId(deviceId: "d1"))
@@ -63,7 +63,7 @@ struct SupportLookupTests {
     }
 
     @Test func unknownDeadLetteredAndRepeatedMessages() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             #expect(try await store.lookup.message(key: "never").isUnknown)
             #expect(try await store.lookup.message(key: "never").summary == "unknown")
 
@@ -89,7 +89,7 @@ struct SupportLookupTests {
     }
 
     @Test func partitionCopiesAreFoundWithThePartitionCount() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
             let d1 = try #require(try await store.devices.storeId(deviceId: "d1"))
             let answer = try await store.journal.claim(
@@ -110,7 +110,7 @@ struct SupportLookupTests {
     }
 
     @Test func aUsersDeliveriesSinceATimeNewestFirst() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             try await store.devices.subscribe(StoreFixture.registration("d1", user: "u1"))
             try await store.devices.subscribe(StoreFixture.registration("d2", user: "u2"))
             try await JournalSeed.record(store, deviceId: "d1", userId: "u1", messageKeys: ["a", "b", "c"])

@@ -1,11 +1,12 @@
 import HeraldCore
 import HeraldStore
+import HeraldTesting
 import Testing
 
 @Suite("TemplateRepository")
 struct TemplateRepositoryTests {
     @Test func importsTheRepositoryTemplatesAndReadsThemBackUnchanged() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let catalog = try StoreFixture.repositoryTemplates()
             #expect(!catalog.templates.isEmpty)
             let summary = try await store.templates.replaceAll(with: catalog)
@@ -24,7 +25,7 @@ struct TemplateRepositoryTests {
     }
 
     @Test func replaceRemovesEventsNoLongerPresent() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let first = try TemplateCatalog(
                 templates: [
                     Template(
@@ -49,7 +50,7 @@ struct TemplateRepositoryTests {
     }
 
     @Test func refusesACatalogWithProblems() async throws {
-        try await StoreFixture.with { store, _ in
+        try await TestStore.with { store, _ in
             let broken = try TemplateCatalog(
                 templates: [
                     Template(eventId: "A", culture: "ru-RU", platform: .ios, title: "T", body: "{name}", metadata: EventMetadata(eventId: "A"))

@@ -14,7 +14,7 @@ struct ThroughputTests {
     static let devices = 2_000
 
     @Test func batchedClaimAndRecordAtVolume() async throws {
-        try await StoreFixture.with(configure: { $0.database.poolSize = 4 }) { store, database in
+        try await TestStore.with(configure: { $0.database.poolSize = 4 }) { store, database in
             try await store.devices.importDevices((0..<Self.devices).map { StoreFixture.registration("d\($0)", user: "u\($0)") })
             var refs: [Int64] = []
             for n in 0..<Self.devices { refs.append(try #require(try await store.devices.storeId(deviceId: "d\(n)"))) }
@@ -86,7 +86,7 @@ struct ThroughputTests {
     /// claims of 200 deliveries, interleaved with and without counting, over devices of which
     /// half reported a read and a tenth are shared by two users. Medians are printed.
     @Test func claimWithAndWithoutUnreadCounts() async throws {
-        try await StoreFixture.with { store, database in
+        try await TestStore.with { store, database in
             var registrations = (0..<Self.devices).map { StoreFixture.registration("d\($0)", user: "u\($0)") }
             registrations += (0..<(Self.devices / 10)).map { StoreFixture.registration("d\($0 * 10)", user: "w\($0)") }
             try await store.devices.importDevices(registrations)

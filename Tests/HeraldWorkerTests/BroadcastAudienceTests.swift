@@ -10,50 +10,40 @@ import Testing
 @Suite("Broadcast audience")
 struct BroadcastAudienceTests {
     @Test func aCurrentSnapshotAnswersUsersAsTheDatabaseDoesUntilSomethingChanges() async throws {
-        try await TestDatabase.with { _, database in
-            var configuration = StoreConfiguration(database: database.configuration)
-            configuration.maintenanceInterval = nil
-            let store = try Store(configuration: configuration)
-            do {
-                try await store.migrate()
-                func device(_ id: String, _ user: String, token: String? = "t", branch: String? = nil) -> DeviceRegistration {
-                    DeviceRegistration(deviceId: id, platform: .ios, token: token.map { "\($0)-\(id)" }, culture: "ru-RU", userId: user, branchId: branch)
-                }
-                try await store.devices.importDevices([
-                    device("phone", "u1"), device("tablet", "u1", branch: "b1"), device("shared", "u1"), device("shared", "u4"),
-                    device("old", "u2"), device("untokened", "u3", token: nil),
-                ])
-                // As the change listener does once it listens; the store was not started.
-                store.subscriptionCache.setLive(true)
-                let audience = BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: .seconds(60))
-                #expect(audience.current() == nil, "nothing is loaded before the first broadcast")
-
-                _ = try await audience.snapshot()
-                let users = ["u1", "u2", "u3", "u4", "nobody"]
-                let answered = try #require(audience.current()?.subscriptions(ofUsers: users))
-                let read = Dictionary(grouping: try await store.devices.subscriptions(forUsers: users), by: \.userId)
-                #expect(Set(answered.keys) == Set(users))
-                for user in users {
-                    #expect(Set(answered[user]!.map(\.deviceId)) == Set((read[user] ?? []).map(\.deviceId)), "user \(user)")
-                }
-                #expect(Set(answered["u1"]!.map(\.deviceId)) == ["phone", "tablet", "shared"])
-                #expect(answered["u3"] == [] && answered["nobody"] == [])
-
-                // Any change notification: the snapshot may be stale, the database is asked again.
-                store.subscriptionCache.invalidate(userId: "u2")
-                #expect(audience.current() == nil)
-                // Loaded again, it is current again; no longer live (no notifications flowing),
-                // nothing can be known current.
-                let reloaded = BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: .seconds(60))
-                _ = try await reloaded.snapshot()
-                #expect(reloaded.current() != nil)
-                store.subscriptionCache.setLive(false)
-                #expect(reloaded.current() == nil)
-            } catch {
-                await store.close()
-                throw error
+        try await TestStore.with { store, _ in
+            func device(_ id: String, _ user: String, token: String? = "t", branch: String? = nil) -> DeviceRegistration {
+                DeviceRegistration(deviceId: id, platform: .ios, token: token.map { "\($0)-\(id)" }, culture: "ru-RU", userId: user, branchId: branch)
             }
-            await store.close()
+            try await store.devices.importDevices([
+                device("phone", "u1"), device("tablet", "u1", branch: "b1"), device("shared", "u1"), device("shared", "u4"),
+                device("old", "u2"), device("untokened", "u3", token: nil),
+            ])
+            // As the change listener does once it listens; the store was not started.
+            store.subscriptionCache.setLive(true)
+            let audience = BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: .seconds(60))
+            #expect(audience.current() == nil, "nothing is loaded before the first broadcast")
+
+            _ = try await audience.snapshot()
+            let users = ["u1", "u2", "u3", "u4", "nobody"]
+            let answered = try #require(audience.current()?.subscriptions(ofUsers: users))
+            let read = Dictionary(grouping: try await store.devices.subscriptions(forUsers: users), by: \.userId)
+            #expect(Set(answered.keys) == Set(users))
+            for user in users {
+                #expect(Set(answered[user]!.map(\.deviceId)) == Set((read[user] ?? []).map(\.deviceId)), "user \(user)")
+            }
+            #expect(Set(answered["u1"]!.map(\.deviceId)) == ["phone", "tablet", "shared"])
+            #expect(answered["u3"] == [] && answered["nobody"] == [])
+
+            // Any change notification: the snapshot may be stale, the database is asked again.
+            store.subscriptionCache.invalidate(userId: "u2")
+            #expect(audience.current() == nil)
+            // Loaded again, it is current again; no longer live (no notifications flowing),
+            // nothing can be known current.
+            let reloaded = BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: .seconds(60))
+            _ = try await reloaded.snapshot()
+            #expect(reloaded.current() != nil)
+            store.subscriptionCache.setLive(false)
+            #expect(reloaded.current() == nil)
         }
     }
 

@@ -23,31 +23,20 @@ struct APIFixture: Sendable {
         metrics: (@Sendable () -> [UInt8])? = nil,
         _ body: @escaping @Sendable (APIFixture) async throws -> T
     ) async throws -> T {
-        try await TestDatabase.with { _, database in
-            var storeConfiguration = StoreConfiguration(database: database.configuration)
-            storeConfiguration.maintenanceInterval = nil
-            let store = try Store(configuration: storeConfiguration)
-            do {
-                try await store.migrate()
-                var configuration = APIConfiguration(authentication: AuthenticationConfiguration(jwt: TestTokens.jwtConfiguration))
-                configuration.rateLimit = nil
-                configure(&configuration)
-                let resends = RecordingResendHandler()
-                let checker: any Authenticator
-                if let authenticator { checker = authenticator } else { checker = try await JWTVerifier(configuration: TestTokens.jwtConfiguration) }
-                let dependencies = APIDependencies(
-                    store: store, authenticator: checker,
-                    readinessChecks: readinessChecks, metrics: metrics, resendHandler: resendHandler ? resends : nil
-                )
-                let router = try APIServer.makeRouter(configuration: configuration, dependencies: dependencies)
-                let result = try await Application(router: router).test(.router) { client in
-                    try await body(APIFixture(store: store, client: APIClient(client), database: database, resends: resends))
-                }
-                await store.close()
-                return result
-            } catch {
-                await store.close()
-                throw error
+        try await TestStore.with { store, database in
+            var configuration = APIConfiguration(authentication: AuthenticationConfiguration(jwt: TestTokens.jwtConfiguration))
+            configuration.rateLimit = nil
+            configure(&configuration)
+            let resends = RecordingResendHandler()
+            let checker: any Authenticator
+            if let authenticator { checker = authenticator } else { checker = try await JWTVerifier(configuration: TestTokens.jwtConfiguration) }
+            let dependencies = APIDependencies(
+                store: store, authenticator: checker,
+                readinessChecks: readinessChecks, metrics: metrics, resendHandler: resendHandler ? resends : nil
+            )
+            let router = try APIServer.makeRouter(configuration: configuration, dependencies: dependencies)
+            return try await Application(router: router).test(.router) { client in
+                try await body(APIFixture(store: store, client: APIClient(client), database: database, resends: resends))
             }
         }
     }
