@@ -207,6 +207,16 @@ import Testing
         Case(name: "duplicate attribute", document: "<PushNotification a=\"1\" a=\"2\"/>", code: .malformedDocument, field: "document"),
         Case(name: "two roots", document: "<PushNotification/><PushNotification/>", code: .malformedDocument, field: "document"),
         Case(name: "control character", document: "<PushNotification>\u{01}</PushNotification>", code: .malformedDocument, field: "document"),
+        // The reader streams; these pin which fault is reported when a document has two.
+        Case(
+            name: "bad field, then not well-formed",
+            document: "<PushNotification><EventType>Sms</EventType><EventId>x</EventId><EventFilters>", code: .malformedDocument,
+            field: "EventFilters"),
+        Case(
+            name: "two bad fields", document: SeedSamples.xml.replacingOccurrences(of: ">Message<", with: ">Sms<").replacingOccurrences(of: "+03:00", with: ""),
+            code: .invalidValue, field: "EventType"),
+        Case(
+            name: "wrong root, then not well-formed", document: "<Notification><EventId>x</EventId>", code: .malformedDocument, field: "document"),
         Case(name: "empty", document: "  \n ", code: .unknownFormat, field: "document"),
         Case(name: "plain text", document: "EventId=1", code: .unknownFormat, field: "document"),
     ]

@@ -54,6 +54,7 @@ struct EventAssembler {
         guard !value.isEmpty else { throw error(.invalidValue, field(), "filter value must not be empty", offset: offset) }
         let filterName = FilterName(rawValue: name)
         if !filterName.isKnown { notes.append(.unknownFilter(name: name, field: field())) }
+        if filters.isEmpty { filters.reserveCapacity(4) }
         filters.append(EventFilter(name: filterName, value: value))
     }
 
@@ -61,6 +62,7 @@ struct EventAssembler {
         guard params.count < limits.maxParams else {
             throw error(.limitExceeded, field(), "more than \(limits.maxParams) parameters", offset: offset)
         }
+        if params.isEmpty { params.reserveCapacity(4) }
         params.append(EventParameter(name: name, value: value))
     }
 

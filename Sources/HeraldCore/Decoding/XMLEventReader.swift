@@ -1,13 +1,18 @@
-/// Maps a parsed `<PushNotification>` document (seed 000) onto an ``Event``.
+/// Maps a `<PushNotification>` document (seed 000) onto an ``Event``.
 ///
 /// Element and attribute names are matched ASCII case-insensitively (producers written against
 /// .NET serializers vary in case); each field may appear once; unknown elements are skipped and
 /// reported as ``DecodingNote/ignoredField(field:)``.
+///
+/// It reads the document as ``XMLReader`` reports it, keeping only the fields (no element tree:
+/// this runs for every bus message). A document that is not well-formed XML fails as such even
+/// when a field before the fault is invalid too: a field's error is kept until the whole document
+/// has parsed.
 enum XMLEventReader {
     static func read(_ bytes: [UInt8], limits: DecodingLimits) throws(EventDecodingError) -> DecodedEvent {
-        let root: XElement
+        var fields = FieldCollector(assembler: EventAssembler(format: .xml, limits: limits))
         do {
-            root = try XMLReader.parse(bytes, limits: .init(maxDepth: limits.maxDepth))
+            try XMLReader.parse(bytes, limits: .init(maxDepth: limits.maxDepth), into: &fields)
         } catch {
             let code: EventDecodingError.Code =
                 switch error.kind {
@@ -21,78 +26,140 @@ enum XMLEventReader {
             throw EventDecodingError(
                 code: code, field: field, reason: "\(error.reason) (\(position(of: error.offset, in: bytes)))", format: .xml, offset: error.offset)
         }
-        var a = EventAssembler(format: .xml, limits: limits)
-        guard root.name.asciiCaseInsensitiveEquals("PushNotification") else {
-            throw a.error(.unexpectedRoot, "document", "root element must be <PushNotification>", offset: root.offset, value: root.name)
+        if let failure = fields.failure { throw failure }
+        return try fields.assembler.finish(idField: "EventId", typeField: "EventType", dateTimeField: "EventDateTime")
+    }
+
+    /// Feeds the root's fields to the assembler as they end; keeps the first field error (the
+    /// first in document order) and ignores the rest of the document after it.
+    private struct FieldCollector: XMLContentHandler {
+        var assembler: EventAssembler
+        private(set) var failure: EventDecodingError?
+        /// Set with `failure`: a flag to test per element (testing the optional copies the error).
+        private var failed = false
+        /// The fields seen (a bit per ``Field``).
+        private var seen: UInt8 = 0
+        /// The root's child being read; nil when it is not a field.
+        private var field: Field?
+        private var fieldOffset = 0
+        /// Filters or parameters of the current field so far.
+        private var index = 0
+
+        init(assembler: EventAssembler) {
+            self.assembler = assembler
         }
-        var seen: UInt8 = 0
-        for child in root.children {
-            guard let field = Field(name: child.name) else {
-                a.notes.append(.ignoredField(field: child.name))
-                continue
-            }
-            let bit: UInt8 = 1 << field.rawValue
-            guard seen & bit == 0 else {
-                throw a.error(.duplicateField, child.name, "appears more than once", offset: child.offset)
-            }
-            seen |= bit
-            switch field {
-            case .eventId:
-                try a.setId(child.text, field: "EventId", offset: child.offset)
-            case .eventType:
-                try a.setType(child.text, field: "EventType", offset: child.offset)
-            case .eventDateTime:
-                try a.setDateTime(child.text, field: "EventDateTime", offset: child.offset)
-            case .eventFilters:
-                var index = 0
-                for filter in child.children {
-                    guard filter.name.asciiCaseInsensitiveEquals("Filter") else {
-                        a.notes.append(.ignoredField(field: "EventFilters/\(filter.name)"))
-                        continue
+
+        mutating func startElement(name: UnsafeBufferPointer<UInt8>, attributes: [XElement.Attribute], offset: Int, depth: Int) -> Bool {
+            guard !failed else { return false }
+            do throws(EventDecodingError) {
+                switch depth {
+                case 0:
+                    guard asciiBytesEqualIgnoringCase(name, "PushNotification".utf8) else {
+                        throw assembler.error(
+                            .unexpectedRoot, "document", "root element must be <PushNotification>", offset: offset, value: String(decoding: name, as: UTF8.self)
+                        )
                     }
-                    index += 1
-                    let n = index
-                    guard let name = filter.attribute("name") else {
-                        throw a.error(.missingField, "EventFilters/Filter[\(n)]/@name", "required", offset: filter.offset)
+                case 1:
+                    field = Field(name: name)
+                    index = 0
+                    guard let field else {
+                        assembler.notes.append(.ignoredField(field: String(decoding: name, as: UTF8.self)))
+                        return false
                     }
-                    guard let value = filter.attribute("value") else {
-                        throw a.error(.missingField, "EventFilters/Filter[\(n)]/@value", "required", offset: filter.offset)
+                    let bit: UInt8 = 1 << field.rawValue
+                    guard seen & bit == 0 else {
+                        throw assembler.error(.duplicateField, String(decoding: name, as: UTF8.self), "appears more than once", offset: offset)
                     }
-                    try a.addFilter(name: name, value: value, field: "EventFilters/Filter[\(n)]", offset: filter.offset)
+                    seen |= bit
+                    fieldOffset = offset
+                    return field.isText
+                case 2:
+                    switch field {
+                    case .eventFilters: try addFilter(name: name, attributes: attributes, offset: offset)
+                    case .eventParams: try addParam(name: name, attributes: attributes, offset: offset)
+                    default: break
+                    }
+                default:
+                    break
                 }
-            case .eventParams:
-                var index = 0
-                for param in child.children {
-                    guard param.name.asciiCaseInsensitiveEquals("EventParam") else {
-                        a.notes.append(.ignoredField(field: "EventParams/\(param.name)"))
-                        continue
-                    }
-                    index += 1
-                    let n = index
-                    guard let value = param.attribute("value") else {
-                        throw a.error(.missingField, "EventParams/EventParam[\(n)]/@value", "required", offset: param.offset)
-                    }
-                    try a.addParam(name: param.attribute("name") ?? "", value: value, field: "EventParams/EventParam[\(n)]", offset: param.offset)
+            } catch {
+                fail(error)
+            }
+            return false
+        }
+
+        mutating func endElement(text: [UInt8], depth: Int) {
+            guard !failed, depth == 1, let field, field.isText else { return }
+            let value = String(decoding: text, as: UTF8.self)
+            do throws(EventDecodingError) {
+                switch field {
+                case .eventId: try assembler.setId(value, field: "EventId", offset: fieldOffset)
+                case .eventType: try assembler.setType(value, field: "EventType", offset: fieldOffset)
+                case .eventDateTime: try assembler.setDateTime(value, field: "EventDateTime", offset: fieldOffset)
+                case .eventFilters, .eventParams: break
                 }
+            } catch {
+                fail(error)
             }
         }
-        return try a.finish(idField: "EventId", typeField: "EventType", dateTimeField: "EventDateTime")
+
+        private mutating func fail(_ error: EventDecodingError) {
+            failure = error
+            failed = true
+        }
+
+        private mutating func addFilter(name: UnsafeBufferPointer<UInt8>, attributes: [XElement.Attribute], offset: Int) throws(EventDecodingError) {
+            guard asciiBytesEqualIgnoringCase(name, "Filter".utf8) else {
+                assembler.notes.append(.ignoredField(field: "EventFilters/\(String(decoding: name, as: UTF8.self))"))
+                return
+            }
+            index += 1
+            let n = index
+            guard let filterName = attributes.value(named: "name") else {
+                throw assembler.error(.missingField, "EventFilters/Filter[\(n)]/@name", "required", offset: offset)
+            }
+            guard let value = attributes.value(named: "value") else {
+                throw assembler.error(.missingField, "EventFilters/Filter[\(n)]/@value", "required", offset: offset)
+            }
+            try assembler.addFilter(name: filterName, value: value, field: "EventFilters/Filter[\(n)]", offset: offset)
+        }
+
+        private mutating func addParam(name: UnsafeBufferPointer<UInt8>, attributes: [XElement.Attribute], offset: Int) throws(EventDecodingError) {
+            guard asciiBytesEqualIgnoringCase(name, "EventParam".utf8) else {
+                assembler.notes.append(.ignoredField(field: "EventParams/\(String(decoding: name, as: UTF8.self))"))
+                return
+            }
+            index += 1
+            let n = index
+            guard let value = attributes.value(named: "value") else {
+                throw assembler.error(.missingField, "EventParams/EventParam[\(n)]/@value", "required", offset: offset)
+            }
+            try assembler.addParam(name: attributes.value(named: "name") ?? "", value: value, field: "EventParams/EventParam[\(n)]", offset: offset)
+        }
     }
 
     /// A child of the root that the reader knows (a bit of a set of those seen).
     private enum Field: UInt8 {
         case eventId, eventType, eventDateTime, eventFilters, eventParams
 
-        private static let names: [(String, Field)] = [
-            ("EventId", .eventId), ("EventType", .eventType), ("EventDateTime", .eventDateTime), ("EventFilters", .eventFilters),
-            ("EventParams", .eventParams),
-        ]
-
-        /// In any case (the exact spelling is answered by `==` first).
-        init?(name: String) {
-            guard let match = Self.names.first(where: { $0.0.asciiCaseInsensitiveEquals(name) }) else { return nil }
-            self = match.1
+        /// In any case. The names differ in length, which picks the one to compare.
+        init?(name: UnsafeBufferPointer<UInt8>) {
+            let field: Field
+            let spelling: StaticString
+            switch name.count {
+            case 7: (field, spelling) = (.eventId, "EventId")
+            case 9: (field, spelling) = (.eventType, "EventType")
+            case 13: (field, spelling) = (.eventDateTime, "EventDateTime")
+            case 12: (field, spelling) = (.eventFilters, "EventFilters")
+            case 11: (field, spelling) = (.eventParams, "EventParams")
+            default: return nil
+            }
+            guard asciiBytesEqualIgnoringCase(name, UnsafeBufferPointer(start: spelling.utf8Start, count: spelling.utf8CodeUnitCount)) else { return nil }
+            self = field
         }
+
+        /// A field whose value is its text (the others hold elements).
+        var isText: Bool { self != .eventFilters && self != .eventParams }
     }
 
     /// "line L, column C" of a byte offset (columns count bytes), for error reasons.

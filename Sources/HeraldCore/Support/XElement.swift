@@ -17,7 +17,13 @@ struct XElement: Sendable, Hashable {
 
     /// The value of the first attribute whose name equals `name`, compared ASCII
     /// case-insensitively.
-    func attribute(_ name: String) -> String? {
-        attributes.first { $0.name == name }?.value ?? attributes.first { $0.name.asciiCaseInsensitiveEquals(name) }?.value
+    func attribute(_ name: String) -> String? { attributes.value(named: name) }
+}
+
+extension [XElement.Attribute] {
+    /// The value of the first attribute whose name equals `name`, compared ASCII
+    /// case-insensitively (an exact match first).
+    func value(named name: String) -> String? {
+        first { $0.name == name }?.value ?? first { $0.name.asciiCaseInsensitiveEquals(name) }?.value
     }
 }

@@ -5,6 +5,10 @@
 /// entity and entity-expansion bomb) is refused, only the five predefined entities and numeric
 /// character references are resolved, nesting depth is bounded, and it never recurses. Input must
 /// be valid UTF-8 (validated by the caller). A value type used once; no shared state.
+///
+/// It reports elements to an ``XMLContentHandler`` as it meets them, so that a reader that needs
+/// a few fields (the event reader, for every bus message) builds no tree; ``parse(_:limits:)``
+/// builds the whole ``XElement`` tree for those that want it (templates).
 struct XMLReader {
     struct Limits {
         var maxDepth: Int
@@ -25,68 +29,85 @@ struct XMLReader {
     private var i = 0
     private let limits: Limits
     private var stack: [Frame] = []
+    /// Character data of elements whose handler does not want it: still checked, then dropped.
+    private var discarded: [UInt8] = []
+    /// The attributes of the start tag being read (one buffer for the document).
+    private var attributes: [XElement.Attribute] = []
 
     private init(bytes: UnsafeBufferPointer<UInt8>, limits: Limits) {
         self.bytes = bytes
         self.limits = limits
     }
 
+    /// The document's root element, with every descendant.
     static func parse(_ bytes: [UInt8], limits: Limits) throws(SyntaxError) -> XElement {
-        let result: Result<XElement, SyntaxError> = bytes.withUnsafeBufferPointer { buffer in
-            var reader = XMLReader(bytes: buffer, limits: limits)
-            do throws(SyntaxError) {
-                return .success(try reader.parseDocument())
-            } catch {
-                var error = error
-                error.openElements = reader.stack.map(\.name)
-                return .failure(error)
-            }
-        }
-        return try result.get()
+        var builder = XMLTreeBuilder()
+        try parse(bytes, limits: limits, into: &builder)
+        // A document that parsed has exactly one root element.
+        return builder.root!
     }
 
+    /// Reports the document's elements to `handler`, in document order. The handler has seen a
+    /// prefix of the document when this throws.
+    static func parse<Handler: XMLContentHandler>(_ bytes: [UInt8], limits: Limits, into handler: inout Handler) throws(SyntaxError) {
+        let failure: SyntaxError? = bytes.withUnsafeBufferPointer { buffer in
+            var reader = XMLReader(bytes: buffer, limits: limits)
+            do throws(SyntaxError) {
+                try reader.parseDocument(into: &handler)
+                return nil
+            } catch {
+                var error = error
+                error.openElements = reader.stack.map { reader.string(in: $0.name) }
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// An open element: where its name is in the document, and its character data if wanted.
     private struct Frame {
-        var name: String
-        var attributes: [XElement.Attribute]
-        var children: [XElement] = []
-        var text: [UInt8] = []
+        var name: Range<Int>
         var offset: Int
+        var wantsText: Bool
+        var text: [UInt8] = []
     }
 
     // MARK: - Document
 
-    private mutating func parseDocument() throws(SyntaxError) -> XElement {
+    private mutating func parseDocument<Handler: XMLContentHandler>(into handler: inout Handler) throws(SyntaxError) {
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { i = 3 }
         if startsWith("<?xml"), i + 5 < bytes.count, isWhitespace(bytes[i + 5]) {
             try parseDeclaration()
         }
-        var root: XElement?
+        var sawRoot = false
         while i < bytes.count {
             let b = bytes[i]
             if b == UInt8(ascii: "<") {
-                if startsWith("<!--") {
+                // The byte after `<` tells the markup apart; most are start and end tags.
+                let next = i + 1 < bytes.count ? bytes[i + 1] : 0
+                let bang = next == UInt8(ascii: "!")
+                if bang && startsWith("<!--") {
                     try skipPast("-->", what: "comment")
-                } else if startsWith("<![CDATA[") {
+                } else if bang && startsWith("<![CDATA[") {
                     guard !stack.isEmpty else { throw SyntaxError(offset: i, reason: "CDATA section outside the root element") }
                     let start = i + 9
                     i = start
                     let end = try find("]]>", what: "CDATA section")
-                    var text = stack[stack.count - 1].text
-                    stack[stack.count - 1].text = []
+                    var text = takeText()
                     try appendChecked(start..<end, to: &text)
-                    stack[stack.count - 1].text = text
+                    putText(text)
                     i = end + 3
-                } else if startsWith("<!") {
+                } else if bang {
                     throw SyntaxError(offset: i, reason: "document type declarations (DTD, entities) are not allowed", kind: .forbidden)
-                } else if startsWith("<?") {
+                } else if next == UInt8(ascii: "?") {
                     let start = i
                     i += 2
                     let target = parseName()
-                    if target.asciiCaseInsensitiveEquals("xml") {
+                    if asciiBytesEqualIgnoringCase(slice(target), "xml".utf8) {
                         throw SyntaxError(offset: start, reason: "XML declaration not at the start of the document")
                     }
                     try skipPast("?>", what: "processing instruction")
-                } else if startsWith("</") {
+                } else if next == UInt8(ascii: "/") {
                     let start = i
                     i += 2
                     let name = parseName()
@@ -94,58 +115,69 @@ struct XMLReader {
                     guard peek(UInt8(ascii: ">")) else { throw SyntaxError(offset: i, reason: "expected '>' to close the end tag") }
                     i += 1
                     guard let open = stack.last else { throw SyntaxError(offset: start, reason: "end tag without a start tag") }
-                    guard open.name == name else {
+                    guard slice(open.name).elementsEqual(slice(name)) else {
                         throw SyntaxError(
                             offset: start,
                             reason:
-                                "<\(open.name.prefix(64))> opened at \(XMLReader.position(of: open.offset, in: bytes)) is not closed before </\(name.prefix(64))>"
+                                "<\(string(in: open.name).prefix(64))> opened at \(XMLReader.position(of: open.offset, in: bytes)) is not closed before </\(string(in: name).prefix(64))>"
                         )
                     }
                     let frame = stack.removeLast()
-                    let element = XElement(
-                        name: frame.name, attributes: frame.attributes, children: frame.children,
-                        text: String(decoding: frame.text, as: UTF8.self), offset: frame.offset
-                    )
-                    if stack.isEmpty { root = element } else { stack[stack.count - 1].children.append(element) }
+                    handler.endElement(text: frame.text, depth: stack.count)
                 } else {
                     let start = i
-                    if root != nil && stack.isEmpty { throw SyntaxError(offset: i, reason: "more than one root element") }
+                    if sawRoot && stack.isEmpty { throw SyntaxError(offset: i, reason: "more than one root element") }
                     if stack.count >= limits.maxDepth {
                         throw SyntaxError(offset: i, reason: "elements nested deeper than \(limits.maxDepth) levels", kind: .depth)
                     }
                     i += 1
                     let name = parseName()
                     guard !name.isEmpty else { throw SyntaxError(offset: start, reason: "invalid element name") }
-                    let attributes = try parseAttributes()
-                    if startsWith("/>") {
-                        i += 2
-                        let element = XElement(name: name, attributes: attributes, children: [], text: "", offset: start)
-                        if stack.isEmpty { root = element } else { stack[stack.count - 1].children.append(element) }
-                    } else if peek(UInt8(ascii: ">")) {
-                        i += 1
-                        stack.append(Frame(name: name, attributes: attributes, offset: start))
+                    try parseAttributes()
+                    let closes = startsWith("/>")
+                    guard closes || peek(UInt8(ascii: ">")) else {
+                        throw SyntaxError(offset: i, reason: "expected '>' or '/>' in the start tag of <\(string(in: name).prefix(64))>")
+                    }
+                    i += closes ? 2 : 1
+                    sawRoot = true
+                    let depth = stack.count
+                    let wantsText = handler.startElement(name: slice(name), attributes: attributes, offset: start, depth: depth)
+                    if closes {
+                        handler.endElement(text: [], depth: depth)
                     } else {
-                        throw SyntaxError(offset: i, reason: "expected '>' or '/>' in the start tag of <\(name.prefix(64))>")
+                        stack.append(Frame(name: name, offset: start, wantsText: wantsText))
                     }
                 }
             } else if stack.isEmpty {
                 guard isWhitespace(b) else {
-                    throw SyntaxError(offset: i, reason: root == nil ? "text before the root element" : "text after the root element")
+                    throw SyntaxError(offset: i, reason: sawRoot ? "text after the root element" : "text before the root element")
                 }
                 i += 1
             } else {
-                // Move the text out so that the parser (which mutates self) owns it alone.
-                var text = stack[stack.count - 1].text
-                stack[stack.count - 1].text = []
+                var text = takeText()
                 try parseCharacterData(into: &text)
-                stack[stack.count - 1].text = text
+                putText(text)
             }
         }
         if let open = stack.last {
-            throw SyntaxError(offset: open.offset, reason: "unexpected end of document: <\(open.name.prefix(64))> is not closed")
+            throw SyntaxError(offset: open.offset, reason: "unexpected end of document: <\(string(in: open.name).prefix(64))> is not closed")
         }
-        guard let root else { throw SyntaxError(offset: i, reason: "no root element") }
-        return root
+        guard sawRoot else { throw SyntaxError(offset: i, reason: "no root element") }
+    }
+
+    /// Moves the innermost element's text buffer out (the discard buffer, emptied, when its text
+    /// is not wanted), so that the parser, which mutates self, owns it alone.
+    private mutating func takeText() -> [UInt8] {
+        guard stack[stack.count - 1].wantsText else {
+            discarded.removeAll(keepingCapacity: true)
+            return discarded
+        }
+        defer { stack[stack.count - 1].text = [] }
+        return stack[stack.count - 1].text
+    }
+
+    private mutating func putText(_ text: [UInt8]) {
+        if stack[stack.count - 1].wantsText { stack[stack.count - 1].text = text } else { discarded = text }
     }
 
     /// `<?xml version="1.0" encoding="…" standalone="…"?>`. Only UTF-8 documents are read; a
@@ -154,7 +186,7 @@ struct XMLReader {
     private mutating func parseDeclaration() throws(SyntaxError) {
         let start = i
         i += 5
-        let attributes = try parseAttributes()
+        try parseAttributes()
         guard startsWith("?>") else { throw SyntaxError(offset: i, reason: "malformed XML declaration") }
         i += 2
         if let encoding = attributes.first(where: { $0.name == "encoding" })?.value {
@@ -179,20 +211,24 @@ struct XMLReader {
         return "line \(line), column \(end - lineStart + 1)"
     }
 
-    private mutating func parseAttributes() throws(SyntaxError) -> [XElement.Attribute] {
-        var attributes: [XElement.Attribute] = []
+    /// Reads a tag's attributes into `attributes` (whose buffer is reused unless a handler kept it).
+    private mutating func parseAttributes() throws(SyntaxError) {
+        if !attributes.isEmpty { attributes.removeAll(keepingCapacity: true) }
         while true {
             let hadSpace = skipWhitespace()
             guard i < bytes.count else { throw SyntaxError(offset: i, reason: "unexpected end of document in a tag") }
             let b = bytes[i]
-            if b == UInt8(ascii: ">") || b == UInt8(ascii: "/") || b == UInt8(ascii: "?") { return attributes }
+            if b == UInt8(ascii: ">") || b == UInt8(ascii: "/") || b == UInt8(ascii: "?") { return }
             guard hadSpace else { throw SyntaxError(offset: i, reason: "whitespace expected between attributes") }
             let nameOffset = i
             if attributes.count >= limits.maxAttributes {
                 throw SyntaxError(offset: i, reason: "more than \(limits.maxAttributes) attributes on one element", kind: .depth)
             }
-            let name = parseName()
-            guard !name.isEmpty else { throw SyntaxError(offset: i, reason: "invalid attribute name") }
+            // One allocation for the usual few attributes instead of one per growth.
+            if attributes.capacity == 0 { attributes.reserveCapacity(4) }
+            let nameRange = parseName()
+            guard !nameRange.isEmpty else { throw SyntaxError(offset: i, reason: "invalid attribute name") }
+            let name = string(in: nameRange)
             skipWhitespace()
             guard peek(UInt8(ascii: "=")) else { throw SyntaxError(offset: i, reason: "expected '=' after attribute \(name.prefix(64))") }
             i += 1
@@ -345,7 +381,8 @@ struct XMLReader {
         }
     }
 
-    private mutating func parseName() -> String {
+    /// The range of the name at the cursor; empty when there is no valid name there.
+    private mutating func parseName() -> Range<Int> {
         let start = i
         while i < bytes.count {
             switch bytes[i] {
@@ -362,15 +399,18 @@ struct XMLReader {
         return finishName(start)
     }
 
-    private mutating func finishName(_ start: Int) -> String {
-        guard i > start else { return "" }
+    private mutating func finishName(_ start: Int) -> Range<Int> {
+        guard i > start else { return start..<start }
         let first = bytes[start]
         if first == UInt8(ascii: "-") || first == UInt8(ascii: ".") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) {
             i = start
-            return ""
+            return start..<start
         }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+        return start..<i
     }
+
+    private func slice(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: bytes[range]) }
+    private func string(in range: Range<Int>) -> String { String(decoding: slice(range), as: UTF8.self) }
 
     private mutating func find(_ terminator: StaticString, what: String) throws(SyntaxError) -> Int {
         let t = UnsafeBufferPointer(start: terminator.utf8Start, count: terminator.utf8CodeUnitCount)
