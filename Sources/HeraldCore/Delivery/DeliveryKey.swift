@@ -15,18 +15,23 @@ public struct DeliveryKey: Sendable, Hashable, Codable, CustomStringConvertible,
     public let rawValue: String
 
     public init(messageKey: String, deviceId: String, userId: String, app: String? = nil) {
-        var input: [UInt8] = []
-        input.reserveCapacity(messageKey.utf8.count + deviceId.utf8.count + userId.utf8.count + (app?.utf8.count ?? 0) + 3)
-        input.append(contentsOf: messageKey.utf8)
-        input.append(0)
-        input.append(contentsOf: deviceId.utf8)
-        input.append(0)
-        input.append(contentsOf: userId.utf8)
-        if let app {
-            input.append(0)
-            input.append(contentsOf: app.utf8)
+        let count = messageKey.utf8.count + deviceId.utf8.count + userId.utf8.count + 2 + (app.map { $0.utf8.count + 1 } ?? 0)
+        // The input on the stack, not in an array: a key is made for every delivery.
+        rawValue = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { input in
+            var at = 0
+            func append(_ part: String, separated: Bool) {
+                if separated {
+                    input[at] = 0
+                    at += 1
+                }
+                at += UnsafeMutableBufferPointer(rebasing: input[at...]).initialize(fromContentsOf: part.utf8)
+            }
+            append(messageKey, separated: false)
+            append(deviceId, separated: true)
+            append(userId, separated: true)
+            if let app { append(app, separated: true) }
+            return SHA256.hexDigest(UnsafeBufferPointer(input))
         }
-        rawValue = SHA256.hexDigest(input)
     }
 
     /// Restores a key read back from the store.

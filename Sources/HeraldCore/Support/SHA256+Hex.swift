@@ -9,12 +9,17 @@ extension SHA256 {
         var hasher = SHA256()
         let hashed: Void? = bytes.withContiguousStorageIfAvailable { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
         if hashed == nil { hasher.update(data: Array(bytes)) }
-        var hex: [UInt8] = []
-        hex.reserveCapacity(2 * SHA256.byteCount)
-        for byte in hasher.finalize() {
-            hex.append(hexDigits[Int(byte >> 4)])
-            hex.append(hexDigits[Int(byte & 0x0F)])
+        let digest = hasher.finalize()
+        // Written straight into the string's storage: one allocation per key (there is one for
+        // every delivery).
+        return String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { hex in
+            var at = 0
+            for byte in digest {
+                hex[at] = hexDigits[Int(byte >> 4)]
+                hex[at + 1] = hexDigits[Int(byte & 0x0F)]
+                at += 2
+            }
+            return at
         }
-        return String(decoding: hex, as: UTF8.self)
     }
 }
