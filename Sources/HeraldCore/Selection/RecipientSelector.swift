@@ -28,10 +28,10 @@ public struct RecipientSelector: Sendable {
     public func select(_ event: Event, tag: String?, from subscriptions: some Sequence<Subscription>) throws(RecipientSelectionError) -> [Recipient] {
         let criteria = try Criteria(event: event, policy: policy)
         var result: [Recipient] = []
-        var seen: Set<Seen> = []
+        var seen = SmallSet<Seen>()
         for subscription in subscriptions where criteria.matches(subscription, tag: tag) {
             let userId = criteria.isBroadcast ? "0" : subscription.userId
-            guard seen.insert(Seen(platform: subscription.platform, deviceId: subscription.deviceId, userId: userId)).inserted else { continue }
+            guard seen.insert(Seen(platform: subscription.platform, deviceId: subscription.deviceId, userId: userId)) else { continue }
             result.append(Recipient(subscription: subscription, addressedUserId: userId))
         }
         return result
@@ -53,19 +53,22 @@ public struct RecipientSelector: Sendable {
     /// The event's filters, gathered once into sets.
     private struct Criteria {
         let isBroadcast: Bool
-        let users: Set<String>
+        let users: SmallSet<String>
         let cultures: [String]
-        let zones: Set<String>
-        let branches: Set<String>
+        let zones: SmallSet<String>
+        let branches: SmallSet<String>
 
         init(event: Event, policy: SelectionPolicy) throws(RecipientSelectionError) {
-            var users: Set<String> = []
+            var users = SmallSet<String>()
             var cultures: [String] = []
-            var zones: Set<String> = []
-            var branches: Set<String> = []
+            var zones = SmallSet<String>()
+            var branches = SmallSet<String>()
+            var broadcastUser = false
             for filter in event.filters {
                 switch filter.name {
-                case .userId: users.insert(filter.value)
+                case .userId:
+                    users.insert(filter.value)
+                    broadcastUser = broadcastUser || Event.isBroadcastUserId(filter.value)
                 case .cultureId: cultures.append(filter.value.asciiLowercased)
                 case .zoneId: zones.insert(filter.value)
                 case .branchId: branches.insert(filter.value)
@@ -78,7 +81,7 @@ public struct RecipientSelector: Sendable {
                     reason: "a \(event.type.rawValue) event without a UserId filter is not a broadcast; only News may omit UserId"
                 )
             }
-            isBroadcast = users.isEmpty || users.contains(where: Event.isBroadcastUserId)
+            isBroadcast = users.isEmpty || broadcastUser
             self.users = users
             self.cultures = cultures
             self.zones = zones
