@@ -21,8 +21,9 @@ public struct MessageKey: Sendable, Hashable, CustomStringConvertible {
         self.text = text
         self.partitionSuffix = partitionSuffix
         var hasher = SHA256()
-        hasher.update(data: Array(text.utf8))
-        if !partitionSuffix.isEmpty { hasher.update(data: Array(partitionSuffix.utf8)) }
+        var text = text, suffix = partitionSuffix
+        text.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        if !suffix.isEmpty { suffix.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) } }
         digest = UUID(prefixOf: hasher.finalize())
     }
 
@@ -32,26 +33,26 @@ public struct MessageKey: Sendable, Hashable, CustomStringConvertible {
     /// without `message-id` has) as its 32 bytes, anything else as text. Half the bytes for the
     /// common case, on every message row.
     var stored: (text: String?, hash: [UInt8]?) {
-        let utf8 = text.utf8
-        guard utf8.count == 64 else { return (text, nil) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        var high: UInt8?
-        for c in utf8 {
-            let nibble: UInt8
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = c - UInt8(ascii: "a") + 10
-            default: return (text, nil)
+        var text = text
+        let hash: [UInt8]? = text.withUTF8 { utf8 in
+            guard utf8.count == 64 else { return nil }
+            var bytes = [UInt8](repeating: 0, count: 32)
+            for index in 0..<32 {
+                guard let high = Self.nibble(utf8[2 * index]), let low = Self.nibble(utf8[2 * index + 1]) else { return nil }
+                bytes[index] = high << 4 | low
             }
-            if let h = high {
-                bytes.append(h << 4 | nibble)
-                high = nil
-            } else {
-                high = nibble
-            }
+            return bytes
         }
-        return (nil, bytes)
+        return hash.map { (nil, $0) } ?? (text, nil)
+    }
+
+    /// The value of a lowercase hex digit.
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        default: nil
+        }
     }
 
     /// SQL for a message row's key text (`m` being the `messages` row).
