@@ -96,6 +96,17 @@ import Testing
     @Test func unknownElementsAndKeysAreIgnoredWithANote() throws {
         let xml = SeedSamples.xml.replacingOccurrences(of: "</EventParams>", with: "</EventParams><Priority>1</Priority>")
         #expect(try decode(xml).notes == [.ignoredField(field: "Priority")])
+        // Inside the lists too, in document order; the ignored ones do not count in the numbering.
+        let nested = """
+            <PushNotification><EventId>e</EventId><EventType>News</EventType><EventDateTime>2020-01-01T00:00:00Z</EventDateTime>\
+            <EventFilters><Zap/><Filter name="ZoneId" value="w1"/><Filter name="Segment" value="x"/></EventFilters>\
+            <EventParams><P>1</P><EventParam value="v"/></EventParams></PushNotification>
+            """
+        #expect(
+            try decode(nested).notes == [
+                .ignoredField(field: "EventFilters/Zap"), .unknownFilter(name: "Segment", field: "EventFilters/Filter[2]"),
+                .ignoredField(field: "EventParams/P"),
+            ])
         let json = SeedSamples.json.replacingOccurrences(of: "\"EventType\"", with: "\"Extra\": [1, {\"a\": null}], \"EventType\"")
         #expect(try decode(json).notes == [.ignoredField(field: "Extra")])
     }

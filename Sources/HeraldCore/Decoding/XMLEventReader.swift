@@ -108,13 +108,19 @@ enum XMLEventReader {
             failed = true
         }
 
-        private mutating func addFilter(name: UnsafeBufferPointer<UInt8>, attributes: [XElement.Attribute], offset: Int) throws(EventDecodingError) {
-            guard asciiBytesEqualIgnoringCase(name, "Filter".utf8) else {
-                assembler.notes.append(.ignoredField(field: "EventFilters/\(String(decoding: name, as: UTF8.self))"))
-                return
+        /// The number (from 1) of an `expected` element in `list`; nil, after noting it as
+        /// ignored, for an element of another name.
+        private mutating func itemNumber(_ name: UnsafeBufferPointer<UInt8>, expected: String, list: String) -> Int? {
+            guard asciiBytesEqualIgnoringCase(name, expected.utf8) else {
+                assembler.notes.append(.ignoredField(field: "\(list)/\(String(decoding: name, as: UTF8.self))"))
+                return nil
             }
             index += 1
-            let n = index
+            return index
+        }
+
+        private mutating func addFilter(name: UnsafeBufferPointer<UInt8>, attributes: [XElement.Attribute], offset: Int) throws(EventDecodingError) {
+            guard let n = itemNumber(name, expected: "Filter", list: "EventFilters") else { return }
             guard let filterName = attributes.value(named: "name") else {
                 throw assembler.error(.missingField, "EventFilters/Filter[\(n)]/@name", "required", offset: offset)
             }
@@ -125,12 +131,7 @@ enum XMLEventReader {
         }
 
         private mutating func addParam(name: UnsafeBufferPointer<UInt8>, attributes: [XElement.Attribute], offset: Int) throws(EventDecodingError) {
-            guard asciiBytesEqualIgnoringCase(name, "EventParam".utf8) else {
-                assembler.notes.append(.ignoredField(field: "EventParams/\(String(decoding: name, as: UTF8.self))"))
-                return
-            }
-            index += 1
-            let n = index
+            guard let n = itemNumber(name, expected: "EventParam", list: "EventParams") else { return }
             guard let value = attributes.value(named: "value") else {
                 throw assembler.error(.missingField, "EventParams/EventParam[\(n)]/@value", "required", offset: offset)
             }
