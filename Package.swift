@@ -59,11 +59,16 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
 
+        // Value plumbing below everything else: `Shared`, the one-reference storage of the structs
+        // the hot path copies (in HeraldCore and HeraldAMQP alike).
+        .target(name: "HeraldSupport", swiftSettings: strict),
+
         // Pure logic: Foundation, swift-collections, and swift-crypto's SHA-256 (message and
         // delivery keys).
         .target(
             name: "HeraldCore",
             dependencies: [
+                "HeraldSupport",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -74,7 +79,7 @@ let package = Package(
         .target(
             name: "HeraldAMQP",
             dependencies: [
-                "CRabbitMQ", .product(name: "Logging", package: "swift-log"),
+                "CRabbitMQ", "HeraldSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict

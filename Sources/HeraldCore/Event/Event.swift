@@ -1,24 +1,56 @@
+import HeraldSupport
+
 /// An event as producers publish it to `w1.pushnotification` (seed 000), in either bus format.
 /// The XML and JSON forms of one event decode to equal values.
 ///
 /// A plain value: `Sendable`, `Codable` (for the store and dead-letter tooling) and `Hashable`.
 public struct Event: Sendable, Codable, Hashable {
+    /// What the properties below read and write (coded as they are, with the same keys).
+    private struct Fields: Sendable, Codable, Hashable {
+        var id: String
+        var type: EventType
+        var dateTime: EventTimestamp
+        var filters: [EventFilter]
+        var params: [EventParameter]
+    }
+
+    /// Shared by every copy (``Shared``).
+    private var storage: Shared<Fields>
+
     /// `EventId`: picks the template (seed 000 table 2 names, e.g. `TransferIssued`).
-    public var id: String
-    public var type: EventType
+    public var id: String {
+        get { storage.value.id }
+        set { storage.value.id = newValue }
+    }
+    public var type: EventType {
+        get { storage.value.type }
+        set { storage.value.type = newValue }
+    }
     /// `EventDateTime`: when the event happened, with the producer's UTC offset.
-    public var dateTime: EventTimestamp
+    public var dateTime: EventTimestamp {
+        get { storage.value.dateTime }
+        set { storage.value.dateTime = newValue }
+    }
     /// `EventFilters`, in document order; names may repeat.
-    public var filters: [EventFilter]
+    public var filters: [EventFilter] {
+        get { storage.value.filters }
+        set { storage.value.filters = newValue }
+    }
     /// `EventParams`, in document order: order matters, names are ignored for substitution.
-    public var params: [EventParameter]
+    public var params: [EventParameter] {
+        get { storage.value.params }
+        set { storage.value.params = newValue }
+    }
 
     public init(id: String, type: EventType, dateTime: EventTimestamp, filters: [EventFilter] = [], params: [EventParameter] = []) {
-        self.id = id
-        self.type = type
-        self.dateTime = dateTime
-        self.filters = filters
-        self.params = params
+        storage = Shared(
+            Fields(
+                id: id,
+                type: type,
+                dateTime: dateTime,
+                filters: filters,
+                params: params
+            ))
     }
 
     /// The parameter values in order: what `{0}`, `{1}`, … refer to.
@@ -56,4 +88,8 @@ public struct Event: Sendable, Codable, Hashable {
         let trimmed = value.utf8.drop { $0 == 0x20 }.reversed().drop { $0 == 0x20 }
         return !trimmed.isEmpty && trimmed.allSatisfy { $0 == UInt8(ascii: "0") }
     }
+
+    public init(from decoder: any Decoder) throws { storage = try Shared(from: decoder) }
+
+    public func encode(to encoder: any Encoder) throws { try storage.encode(to: encoder) }
 }

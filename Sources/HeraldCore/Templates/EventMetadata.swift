@@ -1,35 +1,80 @@
+import HeraldSupport
+
 /// What an event's notifications are like, apart from their text: per event id, the same in every
 /// culture and on every platform (`templates/events.json`).
 public struct EventMetadata: Sendable, Codable, Hashable {
-    public var eventId: String
+    /// What the properties below read and write (coded as they are, with the same keys).
+    private struct Fields: Sendable, Codable, Hashable {
+        var eventId: String
+        var tag: String?
+        var category: String?
+        var targetScreen: TargetScreen?
+        var priority: NotificationPriority
+        var sound: String?
+        var isPrivate: Bool
+        var isSilent: Bool
+        var timeToLiveSeconds: Int?
+
+        /// The same key names as `templates/events.json`.
+        enum CodingKeys: String, CodingKey {
+            case eventId, tag, category, targetScreen, priority, sound
+            case isPrivate = "private"
+            case isSilent = "silent"
+            case timeToLiveSeconds = "ttlSeconds"
+        }
+    }
+
+    /// Shared by every copy (``Shared``).
+    private var storage: Shared<Fields>
+
+    public var eventId: String {
+        get { storage.value.eventId }
+        set { storage.value.eventId = newValue }
+    }
     /// The subscription tag (event category) the event belongs to: `account`, `wallet`,
     /// `payments`, `invoices`, `transfers`, … Subscriptions select and mute by tag; the modern
     /// APNs payload uses it as `thread-id` so that the notifications of one kind group together.
-    public var tag: String?
+    public var tag: String? {
+        get { storage.value.tag }
+        set { storage.value.tag = newValue }
+    }
     /// APNs `category` (actionable notification type registered by the app), if any.
-    public var category: String?
+    public var category: String? {
+        get { storage.value.category }
+        set { storage.value.category = newValue }
+    }
     /// Where a tap leads.
-    public var targetScreen: TargetScreen?
-    public var priority: NotificationPriority
+    public var targetScreen: TargetScreen? {
+        get { storage.value.targetScreen }
+        set { storage.value.targetScreen = newValue }
+    }
+    public var priority: NotificationPriority {
+        get { storage.value.priority }
+        set { storage.value.priority = newValue }
+    }
     /// A sound name (`default`) for notifications that should be heard: incoming money
     /// (requirement 5). `nil` is silent display.
-    public var sound: String?
+    public var sound: String? {
+        get { storage.value.sound }
+        set { storage.value.sound = newValue }
+    }
     /// Sensitive content (money): FCM sends it as a data-only message without text, and the
     /// APNs payload is marked `mutable-content` so that the app can hide details (requirement 12).
-    public var isPrivate: Bool
+    public var isPrivate: Bool {
+        get { storage.value.isPrivate }
+        set { storage.value.isPrivate = newValue }
+    }
     /// Delivered without any alert (APNs background push, FCM data-only). `System` events are
     /// silent whatever this says.
-    public var isSilent: Bool
+    public var isSilent: Bool {
+        get { storage.value.isSilent }
+        set { storage.value.isSilent = newValue }
+    }
     /// How long the provider keeps trying to reach an offline device, in seconds; `nil` uses
     /// the provider's default.
-    public var timeToLiveSeconds: Int?
-
-    /// The same key names as `templates/events.json`.
-    enum CodingKeys: String, CodingKey {
-        case eventId, tag, category, targetScreen, priority, sound
-        case isPrivate = "private"
-        case isSilent = "silent"
-        case timeToLiveSeconds = "ttlSeconds"
+    public var timeToLiveSeconds: Int? {
+        get { storage.value.timeToLiveSeconds }
+        set { storage.value.timeToLiveSeconds = newValue }
     }
 
     public init(
@@ -37,15 +82,18 @@ public struct EventMetadata: Sendable, Codable, Hashable {
         priority: NotificationPriority = .normal, sound: String? = nil, isPrivate: Bool = false, isSilent: Bool = false,
         timeToLiveSeconds: Int? = nil
     ) {
-        self.eventId = eventId
-        self.tag = tag
-        self.category = category
-        self.targetScreen = targetScreen
-        self.priority = priority
-        self.sound = sound
-        self.isPrivate = isPrivate
-        self.isSilent = isSilent
-        self.timeToLiveSeconds = timeToLiveSeconds
+        storage = Shared(
+            Fields(
+                eventId: eventId,
+                tag: tag,
+                category: category,
+                targetScreen: targetScreen,
+                priority: priority,
+                sound: sound,
+                isPrivate: isPrivate,
+                isSilent: isSilent,
+                timeToLiveSeconds: timeToLiveSeconds
+            ))
     }
 
     /// Metadata for an event that has texts but no entry in the metadata file: no tag, normal
@@ -53,4 +101,8 @@ public struct EventMetadata: Sendable, Codable, Hashable {
     public static func defaults(for eventId: String) -> EventMetadata {
         EventMetadata(eventId: eventId)
     }
+
+    public init(from decoder: any Decoder) throws { storage = try Shared(from: decoder) }
+
+    public func encode(to encoder: any Encoder) throws { try storage.encode(to: encoder) }
 }
