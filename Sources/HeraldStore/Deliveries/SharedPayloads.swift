@@ -25,15 +25,17 @@ struct SharedPayloads {
     var isSharing: Bool { !shared.isEmpty }
 
     init(_ records: [DeliveryRecord]) {
-        payloads = records.map(\.payload)
+        // Fields read in place (`records[index].…`): a loop over the records would copy each one.
+        payloads = records.indices.map { records[$0].payload }
         digests = Array(repeating: nil, count: records.count)
         var perMessage: [Int64: Int] = [:]
-        for record in records where record.payload != nil { perMessage[record.messageId, default: 0] += 1 }
+        for index in records.indices where payloads[index] != nil { perMessage[records[index].messageId, default: 0] += 1 }
         guard perMessage.values.contains(where: { $0 >= Self.minimumGroup }) else { return }
         var groups: [Group: [Int]] = [:]
-        for (index, record) in records.enumerated() {
-            guard let payload = record.payload, perMessage[record.messageId, default: 0] >= Self.minimumGroup else { continue }
-            groups[Group(message: record.messageId, payload: payload), default: []].append(index)
+        for index in records.indices {
+            let message = records[index].messageId
+            guard let payload = payloads[index], perMessage[message, default: 0] >= Self.minimumGroup else { continue }
+            groups[Group(message: message, payload: payload), default: []].append(index)
         }
         for (group, members) in groups where members.count >= Self.minimumGroup {
             let digest = UUID(prefixOf: SHA256.hash(data: group.payload)).uuidString

@@ -29,7 +29,7 @@ struct RecordBatch: Sendable {
 
     /// The deliveries whose row is their last in this process: terminal, or deferred.
     var settledDeliveries: [Delivery] {
-        zip(deliveries, rows).compactMap { $0.1.state.settlesDelivery ? $0.0 : nil }
+        deliveries.indices.compactMap { rows[$0].state.settlesDelivery ? deliveries[$0] : nil }
     }
 }
 
