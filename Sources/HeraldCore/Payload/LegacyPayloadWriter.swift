@@ -13,19 +13,19 @@ enum LegacyPayloadWriter {
     static func ios(body: String, event: Event, userId: String, badge: Int? = nil) -> (bytes: [UInt8], countedSize: Int) {
         var out: [UInt8] = []
         out.reserveCapacity(96 + body.utf8.count + userId.utf8.count + event.id.utf8.count + event.params.count * 40)
-        out.append(contentsOf: #"{"aps":{"acme_eid":"#.utf8)
+        out.append(literal: #"{"aps":{"acme_eid":"#)
         JSONValue.writeString(event.id, to: &out)
-        out.append(contentsOf: #","acme_params":"#.utf8)
+        out.append(literal: #","acme_params":"#)
         writeParameters(event.params, to: &out)
-        out.append(contentsOf: #","acme_userid":"#.utf8)
+        out.append(literal: #","acme_userid":"#)
         JSONValue.writeString(userId, to: &out)
-        out.append(contentsOf: #","alert":"#.utf8)
+        out.append(literal: #","alert":"#)
         JSONValue.writeString(body, to: &out)
         if let badge {
-            out.append(contentsOf: #","badge":"#.utf8)
+            out.append(literal: #","badge":"#)
             out.append(contentsOf: String(badge).utf8)
         }
-        out.append(contentsOf: "}}".utf8)
+        out.append(literal: "}}")
         return (out, out.count)
     }
 
@@ -39,34 +39,34 @@ enum LegacyPayloadWriter {
         writeParameters(event.params, to: &params)
         var out: [UInt8] = []
         out.reserveCapacity(160 + body.utf8.count + userId.utf8.count + token.utf8.count + params.count * 2)
-        out.append(contentsOf: #"{"message":{"android":{"#.utf8)
+        out.append(literal: #"{"message":{"android":{"#)
         for (index, member) in android.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             JSONValue.writeString(member.key, to: &out)
             out.append(UInt8(ascii: ":"))
             JSONValue.writeString(member.value, to: &out)
         }
-        out.append(contentsOf: #"},"data":"#.utf8)
+        out.append(literal: #"},"data":"#)
         let dataStart = out.count
         if let badge {
-            out.append(contentsOf: #"{"badge":""#.utf8)
+            out.append(literal: #"{"badge":""#)
             out.append(contentsOf: String(badge).utf8)
-            out.append(contentsOf: #"","eid":"#.utf8)
+            out.append(literal: #"","eid":"#)
         } else {
-            out.append(contentsOf: #"{"eid":"#.utf8)
+            out.append(literal: #"{"eid":"#)
         }
         JSONValue.writeString(event.id, to: &out)
-        out.append(contentsOf: #","msg":"#.utf8)
+        out.append(literal: #","msg":"#)
         JSONValue.writeString(body, to: &out)
-        out.append(contentsOf: #","params":"#.utf8)
+        out.append(literal: #","params":"#)
         JSONValue.writeString(String(decoding: params, as: UTF8.self), to: &out)
-        out.append(contentsOf: #","userid":"#.utf8)
+        out.append(literal: #","userid":"#)
         JSONValue.writeString(userId, to: &out)
         out.append(UInt8(ascii: "}"))
         let dataSize = out.count - dataStart
-        out.append(contentsOf: #","token":"#.utf8)
+        out.append(literal: #","token":"#)
         JSONValue.writeString(token, to: &out)
-        out.append(contentsOf: "}}".utf8)
+        out.append(literal: "}}")
         return (out, dataSize)
     }
 
@@ -75,12 +75,19 @@ enum LegacyPayloadWriter {
         out.append(UInt8(ascii: "["))
         for (index, param) in params.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(contentsOf: #"{"name":"#.utf8)
+            out.append(literal: #"{"name":"#)
             JSONValue.writeString(param.name, to: &out)
-            out.append(contentsOf: #","value":"#.utf8)
+            out.append(literal: #","value":"#)
             JSONValue.writeString(param.value, to: &out)
             out.append(UInt8(ascii: "}"))
         }
         out.append(UInt8(ascii: "]"))
+    }
+}
+
+extension [UInt8] {
+    /// A literal's bytes, copied from the binary: no `String` to make or to retain.
+    mutating func append(literal: StaticString) {
+        literal.withUTF8Buffer { append(contentsOf: $0) }
     }
 }
