@@ -31,30 +31,37 @@ struct SharedPayloads {
         var perMessage: [Int64: Int] = [:]
         for index in records.indices where payloads[index] != nil { perMessage[records[index].messageId, default: 0] += 1 }
         guard perMessage.values.contains(where: { $0 >= Self.minimumGroup }) else { return }
-        var groups: [Group: [Int]] = [:]
+        // Per message, its distinct bodies (one per platform, typically), compared byte for byte:
+        // hashing every body of a broadcast cost more than the few comparisons.
+        var groups: [Int64: [(payload: [UInt8], members: [Int])]] = [:]
         for index in records.indices {
             let message = records[index].messageId
             guard let payload = payloads[index], perMessage[message, default: 0] >= Self.minimumGroup else { continue }
-            groups[Group(message: message, payload: payload), default: []].append(index)
+            groups[message, default: []].appendMember(index, payload: payload)
         }
-        for (group, members) in groups where members.count >= Self.minimumGroup {
-            let digest = UUID(prefixOf: SHA256.hash(data: group.payload)).uuidString
-            shared.append((group.message, digest, group.payload))
-            for index in members {
-                digests[index] = digest
-                payloads[index] = nil
+        for (message, bodies) in groups {
+            for (payload, members) in bodies where members.count >= Self.minimumGroup {
+                let digest = UUID(prefixOf: SHA256.hash(data: payload)).uuidString
+                shared.append((message, digest, payload))
+                for index in members {
+                    digests[index] = digest
+                    payloads[index] = nil
+                }
             }
         }
     }
+}
 
-    private struct Group: Hashable {
-        let message: Int64
-        let payload: [UInt8]
+extension [(payload: [UInt8], members: [Int])] {
+    /// Bodies of one message compared, at most: beyond, they are per device (a modern payload
+    /// carries its delivery key), and its other bodies stay in their rows.
+    fileprivate static var distinctLimit: Int { 8 }
 
-        /// The bytes in one call: `[UInt8]`'s own hashing feeds the hasher a byte at a time.
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(message)
-            payload.withUnsafeBytes { hasher.combine(bytes: $0) }
+    fileprivate mutating func appendMember(_ index: Int, payload: [UInt8]) {
+        if let group = firstIndex(where: { $0.payload == payload }) {
+            self[group].members.append(index)
+        } else if count < Self.distinctLimit {
+            append((payload, [index]))
         }
     }
 }
