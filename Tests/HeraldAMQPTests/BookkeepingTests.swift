@@ -6,6 +6,27 @@ import Testing
 
 @Suite("Ack coalescing and confirm bookkeeping")
 struct BookkeepingTests {
+    /// Deliveries and properties share their values between copies (``HeraldSupport/Shared``):
+    /// a change to a copy is still the copy's alone.
+    @Test func aChangedCopyOfADeliveryLeavesTheOriginalAsItWas() {
+        let original = AMQPDelivery(
+            body: Data("a".utf8), routingKey: "w1.pushnotification", deliveryTag: 1, properties: AMQPProperties(headers: ["k": .string("v")]))
+        var copy = original
+        copy.redelivered = true
+        copy.properties.headers["k"] = .string("w")
+        copy.properties.messageID = "m"
+        #expect(!original.redelivered)
+        #expect(original.properties.headers["k"] == .string("v"))
+        #expect(original.properties.messageID == nil)
+        #expect(copy.properties.headers["k"] == .string("w"))
+        #expect(copy != original)
+        copy.redelivered = false
+        copy.properties.headers["k"] = .string("v")
+        copy.properties.messageID = nil
+        #expect(copy == original)
+        #expect(copy.hashValue == original.hashValue)
+    }
+
     @Test func ackPrefixCoalescesTheOldestRun() {
         var ledger = DeliveryLedger()
         for tag in UInt64(1)...6 { ledger.record(tag) }
