@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Calls per delivery of swift_retain, swift_allocObject and malloc in the worker during one
+# pipeline drain of `herald bench` (20,000 events, 45,000 deliveries), counted with perf uprobes.
+# Exact counts, unlike CPU time on this shared host: the way to compare two builds' reference
+# counting and allocations (docs/performance.md). Needs root (uprobes) and Debian's linux-perf;
+# uses the configured broker and a scratch database with the templates imported, as `herald bench`.
+#   scripts/count-calls.sh [HERALD_BINARY...]        (default .build/release/herald)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+binaries=("$@")
+[ ${#binaries[@]} -gt 0 ] || binaries=(.build/release/herald)
+events=20000
+deliveries=45000 # the bench workload: 2.25 deliveries per event
+
+swift_core=$(ldd "${binaries[0]}" | awk '/libswiftCore/ {print $3}')
+jemalloc=$(ldd "${binaries[0]}" | awk '/libjemalloc/ {print $3}')
+probes=()
+add_probe() { # library function event
+    perf probe -q -x "$1" --add "$2" 2>/dev/null || true
+    probes+=("$3")
+}
+add_probe "$swift_core" swift_retain probe_libswiftCore:swift_retain
+add_probe "$swift_core" swift_allocObject probe_libswiftCore:swift_allocObject
+[ -n "$jemalloc" ] && add_probe "$jemalloc" malloc probe_libjemalloc:malloc
+events_list=$(
+    IFS=,
+    echo "${probes[*]}"
+)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+wait_for() { # file text seconds
+    for _ in $(seq 1 $(($3 * 20))); do
+        grep -q "$2" "$1" && return 0
+        sleep 0.05
+    done
+    echo "count-calls: no \"$2\" in the bench's output" >&2
+    return 1
+}
+
+for binary in "${binaries[@]}"; do
+    "$binary" bench --events "$events" --rounds 1 --latency-events 10 >"$work/bench.txt" 2>&1 &
+    bench=$!
+    wait_for "$work/bench.txt" "pipeline1: draining" 120
+    perf stat -x, -e "$events_list" -o "$work/counts.txt" -p "$bench" &
+    stat=$!
+    wait_for "$work/bench.txt" "latency run" 300
+    kill -INT "$stat"
+    wait "$stat" || true
+    wait "$bench"
+    printf '%s:' "$binary"
+    awk -F, -v n="$deliveries" '/probe_/ { split($3, name, ":"); printf "  %s %.1f", name[2], $1 / n }' "$work/counts.txt"
+    echo "  (per delivery)"
+done
