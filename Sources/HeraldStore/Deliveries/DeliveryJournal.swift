@@ -424,30 +424,13 @@ public struct DeliveryJournal: Sendable {
     /// The parameters of ``rowsSQL(sharing:)``, and whether any body is shared.
     static func rowParameters(_ records: [DeliveryRecord]) -> (parameters: [any PostgresBindable], sharing: Bool) {
         let payloads = SharedPayloads(records)
-        // One pass, reading each field in place: a `map` per column copied every record (all
-        // its strings and its payload retained) ten times over.
-        var devices: [Int] = [], positions: [Int] = [], messages: [Int] = [], users: [String] = [], states: [String] = []
-        var attempts: [Int] = [], providerIds: [String?] = [], errors: [String?] = []
-        devices.reserveCapacity(records.count)
-        positions.reserveCapacity(records.count)
-        messages.reserveCapacity(records.count)
-        users.reserveCapacity(records.count)
-        states.reserveCapacity(records.count)
-        attempts.reserveCapacity(records.count)
-        providerIds.reserveCapacity(records.count)
-        errors.reserveCapacity(records.count)
-        for index in records.indices {
-            devices.append(Int(records[index].deviceRef))
-            positions.append(Int(records[index].position))
-            messages.append(Int(records[index].messageId))
-            users.append(records[index].userId)
-            states.append(records[index].state.rawValue)
-            attempts.append(records[index].attempts)
-            providerIds.append(records[index].providerId)
-            errors.append(records[index].lastError)
-        }
+        // Each column reads its field in place: `records.map(\.userId)` and the like copied the
+        // whole record (every string and the payload retained) once per column.
+        func column<T>(_ field: (Int) -> T) -> [T] { records.indices.map(field) }
         var parameters: [any PostgresBindable] = [
-            devices, positions, messages, users, states, attempts, providerIds, errors, PostgresUTF8Array(payloads.payloads), payloads.digests,
+            column { Int(records[$0].deviceRef) }, column { Int(records[$0].position) }, column { Int(records[$0].messageId) },
+            column { records[$0].userId }, column { records[$0].state.rawValue }, column { records[$0].attempts },
+            column { records[$0].providerId }, column { records[$0].lastError }, PostgresUTF8Array(payloads.payloads), payloads.digests,
         ]
         if payloads.isSharing {
             parameters += [
