@@ -14,6 +14,9 @@ struct SharedPayloads {
     /// Smaller groups cost more than they save: a `message_payloads` row and its index entry
     /// (~420 bytes of WAL for a 270-byte body) against ~250 bytes per journal row.
     static let minimumGroup = 3
+    /// Distinct bodies of one message compared, at most: beyond, they are per device (a modern
+    /// payload carries its delivery key), and its other bodies stay in their rows.
+    static let distinctLimit = 8
 
     /// Per record: its body for the journal row, nil when the row names a digest instead.
     private(set) var payloads: [[UInt8]?]
@@ -53,14 +56,10 @@ struct SharedPayloads {
 }
 
 extension [(payload: [UInt8], members: [Int])] {
-    /// Bodies of one message compared, at most: beyond, they are per device (a modern payload
-    /// carries its delivery key), and its other bodies stay in their rows.
-    fileprivate static var distinctLimit: Int { 8 }
-
     fileprivate mutating func appendMember(_ index: Int, payload: [UInt8]) {
         if let group = firstIndex(where: { $0.payload == payload }) {
             self[group].members.append(index)
-        } else if count < Self.distinctLimit {
+        } else if count < SharedPayloads.distinctLimit {
             append((payload, [index]))
         }
     }
