@@ -45,14 +45,14 @@ final class BroadcastAudience: Sendable {
             self.byUser = byUser
         }
 
-        /// The subscriptions of each of `users`, as ``HeraldStore/SubscriptionCache`` answers
-        /// them (every user is a key; one without subscriptions maps to `[]`); nil without the
-        /// index by user.
-        func subscriptions(ofUsers users: some Sequence<String>) -> [String: [Subscription]]? {
-            guard let byUser else { return nil }
-            var result: [String: [Subscription]] = [:]
-            for user in users { result[user] = byUser[user].map { Array(all[$0]) } ?? [] }
-            return result
+        /// Whether ``subscriptions(ofUser:)`` can answer.
+        var indexesUsers: Bool { byUser != nil }
+
+        /// One user's subscriptions, as ``HeraldStore/SubscriptionCache`` answers them; a slice
+        /// of ``all``, so that a chunk's lookups copy nothing. Empty without the index by user.
+        func subscriptions(ofUser user: String) -> ArraySlice<Subscription> {
+            guard let range = byUser?[user] else { return [] }
+            return all[range]
         }
 
         /// The subscriptions that can match `event`'s branch and zone filters, in an order that

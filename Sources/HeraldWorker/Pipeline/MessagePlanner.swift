@@ -38,22 +38,52 @@ struct MessagePlanner: Sendable {
         let event: Event
         let metadata: EventMetadata
         let messageKey: String
-
-        var needsEveryone: Bool { event.userIds.isEmpty || event.isBroadcast }
         /// The event's users this message delivers to (those of its partition, for a copy).
-        var users: [String] {
-            guard let slice = message.slice else { return event.userIds }
-            return event.userIds.filter { slice.contains(user: $0) }
+        let users: [String]
+        /// A broadcast, or an event without users: selected from every subscription.
+        let needsEveryone: Bool
+
+        init(message: TrackedMessage, event: Event, metadata: EventMetadata, messageKey: String) {
+            self.message = message
+            self.event = event
+            self.metadata = metadata
+            self.messageKey = messageKey
+            let userIds = event.userIds
+            needsEveryone = userIds.isEmpty || event.isBroadcast
+            users = message.slice.map { slice in userIds.filter { slice.contains(user: $0) } } ?? userIds
         }
     }
 
-    /// The subscriptions of `users`: from the broadcast audience while it is current (it then
-    /// answers as the database would), otherwise through the cache; nil when stopping.
-    private func subscriptions(ofUsers users: Set<String>) async -> [String: [Subscription]]? {
-        if let current = audience.current()?.subscriptions(ofUsers: users) { return current }
-        return await retry.run("SubscriptionCache.subscriptions") { () async throws(StoreError) in
+    /// Where the chunk's users' subscriptions come from: the broadcast audience while it is
+    /// current (it then answers as the database would, and a lookup copies nothing), otherwise
+    /// the cache, read once for the chunk's users.
+    private enum UserSubscriptions {
+        case audience(BroadcastAudience.Snapshot)
+        case loaded([String: [Subscription]])
+
+        func of(_ user: String) -> ArraySlice<Subscription> {
+            switch self {
+            case .audience(let snapshot): snapshot.subscriptions(ofUser: user)
+            case .loaded(let byUser): byUser[user]?[...] ?? []
+            }
+        }
+
+        /// The subscriptions of `users`, in their order.
+        func of(_ users: [String]) -> ArraySlice<Subscription> {
+            users.count == 1 ? of(users[0]) : ArraySlice(users.flatMap { of($0) })
+        }
+    }
+
+    /// The subscriptions of the targeted candidates' users; nil when stopping.
+    private func subscriptions(of candidates: [Candidate]) async -> UserSubscriptions? {
+        if let current = audience.current(), current.indexesUsers { return .audience(current) }
+        var users = Set<String>()
+        for candidate in candidates where !candidate.needsEveryone { users.formUnion(candidate.users) }
+        guard !users.isEmpty else { return .loaded([:]) }
+        let loaded = await retry.run("SubscriptionCache.subscriptions") { () async throws(StoreError) in
             try await store.subscriptionCache.subscriptions(forUsers: users)
         }
+        return loaded.map { .loaded($0) }
     }
 
     /// The chunk's messages that make deliveries; nil when stopping (the chunk stays unsettled).
@@ -77,11 +107,9 @@ struct MessagePlanner: Sendable {
         guard !candidates.isEmpty else { return [] }
 
         // 3: subscriptions for the whole chunk.
-        var users = Set<String>()
-        for candidate in candidates where !candidate.needsEveryone { users.formUnion(candidate.users) }
-        var byUser: [String: [Subscription]] = [:]
-        if !users.isEmpty {
-            guard let loaded = await subscriptions(ofUsers: users) else { return nil }
+        var byUser = UserSubscriptions.loaded([:])
+        if candidates.contains(where: { !$0.needsEveryone }) {
+            guard let loaded = await subscriptions(of: candidates) else { return nil }
             byUser = loaded
         }
         var everyone: BroadcastAudience.Snapshot?
@@ -97,7 +125,7 @@ struct MessagePlanner: Sendable {
         planned.reserveCapacity(candidates.count)
         for candidate in candidates {
             let event = candidate.event
-            let pool = candidate.needsEveryone ? everyone?.candidates(for: event) ?? [] : candidate.users.flatMap { byUser[$0] ?? [] }
+            let pool = candidate.needsEveryone ? ArraySlice(everyone?.candidates(for: event) ?? []) : byUser.of(candidate.users)
             var recipients: [Recipient]
             do {
                 recipients = try selector.select(event, tag: candidate.metadata.tag, from: pool)
