@@ -241,6 +241,35 @@ struct RoundTripTests {
         }
     }
 
+    /// `decode(Int.self, at:)` reads the field in place; it must answer and fail exactly as the
+    /// general decoding does.
+    @Test func integersByIndexDecodeAsTheGeneralWayDoes() async throws {
+        try await TestDatabase.with { client, _ in
+            let row = try #require(
+                try await client.query(
+                    "SELECT '-32768'::int2, 2147483647::int4, '-9223372036854775808'::int8, 4000000000::oid, NULL::int8 AS missing, '12'::text AS word, 0::int8"
+                ).first)
+            let expected = [-32768, 2_147_483_647, Int.min, 4_000_000_000]
+            for (index, value) in expected.enumerated() {
+                #expect(try row.decode(Int.self, at: index) == value)
+                #expect(try row.decode(Int.self, at: index) == (try row.decode(Int?.self, at: index)))
+            }
+            #expect(try row.decode(Int.self, at: 6) == 0)
+            #expect(try row.decode(Int?.self, at: 4) == nil)
+            for (index, column) in [(4, "missing"), (5, "word")] {
+                do {
+                    _ = try row.decode(Int.self, at: index)
+                    Issue.record("decoding \(column) as Int must fail")
+                } catch let error as PostgresError {
+                    #expect(error.code == .decodingFailed)
+                    #expect(error.column == column)
+                }
+            }
+            #expect(throws: PostgresError.self) { try row.decode(Int.self, at: -1) }
+            #expect(throws: PostgresError.self) { try row.decode(Int.self, at: 7) }
+        }
+    }
+
     @Test func serverErrorsAreTypedAndRedacted() async throws {
         try await TestDatabase.with { client, _ in
             try await client.execute("CREATE TABLE tokens (token text CONSTRAINT tokens_pk PRIMARY KEY)")

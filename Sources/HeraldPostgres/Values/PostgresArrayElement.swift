@@ -28,7 +28,8 @@ extension String: PostgresArrayElement {
     public static var postgresArrayDataType: PostgresDataType { .textArray }
 
     public static func postgresArrayValue(_ elements: [String]) -> PostgresValue {
-        PostgresBinaryCodec.array(elements, elementType: .text, arrayType: .textArray, byteCount: { $0.utf8.count }, append: { $0.append(contentsOf: $1.utf8) })
+        PostgresBinaryCodec.array(
+            elements, elementType: .text, arrayType: .textArray, byteCount: { $0.utf8.count }, append: { PostgresBinaryCodec.appendUTF8(&$0, $1) })
     }
 
     public static func decodePostgresArray(from cell: PostgresCell) throws(PostgresError) -> [String] {
@@ -46,7 +47,7 @@ extension Optional: PostgresArrayElement where Wrapped == String {
 
     public static func postgresArrayValue(_ elements: [String?]) -> PostgresValue {
         PostgresBinaryCodec.array(
-            elements, elementType: .text, arrayType: .textArray, byteCount: { $0?.utf8.count }, append: { $0.append(contentsOf: $1!.utf8) })
+            elements, elementType: .text, arrayType: .textArray, byteCount: { $0?.utf8.count }, append: { PostgresBinaryCodec.appendUTF8(&$0, $1!) })
     }
 
     public static func decodePostgresArray(from cell: PostgresCell) throws(PostgresError) -> [String?] {

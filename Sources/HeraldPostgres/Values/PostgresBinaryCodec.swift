@@ -29,39 +29,48 @@ enum PostgresBinaryCodec {
 
     /// A one-dimensional array written straight into one buffer (no intermediate array per
     /// element): `byteCount` is an element's encoded length, `nil` for NULL; `append` writes
-    /// exactly that many bytes of a non-NULL element.
+    /// exactly that many bytes of a non-NULL element. The elements are read in place (a loop
+    /// over the array would copy each one out, twice: a retain apiece for strings and bytes,
+    /// and the journal's statements carry several such arrays per delivery).
     static func array<Element>(
         _ elements: [Element], elementType: PostgresDataType, arrayType: PostgresDataType, byteCount: (Element) -> Int?,
         append: (inout [UInt8], Element) -> Void
     ) -> PostgresValue {
-        var lengths: [Int32] = []
-        lengths.reserveCapacity(elements.count)
-        var total = 20
-        var hasNull = false
-        for element in elements {
-            if let count = byteCount(element) {
-                lengths.append(Int32(count))
-                total += 4 + count
-            } else {
-                lengths.append(-1)
-                total += 4
-                hasNull = true
+        elements.withUnsafeBufferPointer { elements in
+            var lengths: [Int32] = []
+            lengths.reserveCapacity(elements.count)
+            var total = 20
+            var hasNull = false
+            for index in elements.indices {
+                if let count = byteCount(elements[index]) {
+                    lengths.append(Int32(count))
+                    total += 4 + count
+                } else {
+                    lengths.append(-1)
+                    total += 4
+                    hasNull = true
+                }
             }
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(total)
-        appendInt32(&out, elements.isEmpty ? 0 : 1)
-        appendInt32(&out, hasNull ? 1 : 0)
-        appendInt32(&out, Int32(bitPattern: elementType.rawValue))
-        if !elements.isEmpty {
-            appendInt32(&out, Int32(elements.count))
-            appendInt32(&out, 1)
-            for (element, length) in zip(elements, lengths) {
-                appendInt32(&out, length)
-                if length >= 0 { append(&out, element) }
+            var out: [UInt8] = []
+            out.reserveCapacity(total)
+            appendInt32(&out, elements.isEmpty ? 0 : 1)
+            appendInt32(&out, hasNull ? 1 : 0)
+            appendInt32(&out, Int32(bitPattern: elementType.rawValue))
+            if !elements.isEmpty {
+                appendInt32(&out, Int32(elements.count))
+                appendInt32(&out, 1)
+                for index in elements.indices {
+                    appendInt32(&out, lengths[index])
+                    if lengths[index] >= 0 { append(&out, elements[index]) }
+                }
             }
+            return PostgresValue(dataType: arrayType, format: .binary, bytes: out)
         }
-        return PostgresValue(dataType: arrayType, format: .binary, bytes: out)
+    }
+
+    /// A string's UTF-8 bytes, copied from its storage in one go.
+    static func appendUTF8(_ out: inout [UInt8], _ text: String) {
+        if text.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil { out.append(contentsOf: text.utf8) }
     }
 
     static func appendInt32(_ out: inout [UInt8], _ value: Int32) {

@@ -43,10 +43,13 @@ extension String: PostgresDecodable {
     }
 }
 
-private let integerTypes: [PostgresDataType] = [.int2, .int4, .int8, .oid]
+extension PostgresDataType {
+    /// The types an integer decodes from.
+    static let integers: [PostgresDataType] = [.int2, .int4, .int8, .oid]
+}
 
 private func decodeInteger<T: FixedWidthInteger>(_: T.Type, from cell: PostgresCell) throws(PostgresError) -> T {
-    try cell.expect(integerTypes)
+    try cell.expect(PostgresDataType.integers)
     guard let wide = PostgresTextCodec.parseInteger(cell.bytes) else { throw cell.decodingError("not an integer") }
     guard let value = T(exactly: wide) else { throw cell.decodingError("value out of range for \(T.self)") }
     return value

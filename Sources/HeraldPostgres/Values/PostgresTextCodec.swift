@@ -13,7 +13,7 @@ enum PostgresTextCodec {
     }
 
     /// A signed decimal integer, without going through `String`.
-    static func parseInteger(_ bytes: ArraySlice<UInt8>) -> Int64? {
+    static func parseInteger(_ bytes: some Sequence<UInt8>) -> Int64? {
         var iterator = bytes.makeIterator()
         guard var byte = iterator.next() else { return nil }
         var negative = false
