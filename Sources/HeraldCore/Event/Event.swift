@@ -78,9 +78,13 @@ public struct Event: Sendable, Codable, Hashable {
     /// `News` event. (A non-News event without `UserId` is not a broadcast; recipient selection
     /// refuses it unless configured otherwise.)
     public var isBroadcast: Bool {
-        let users = userIds
-        if users.isEmpty { return type == .news }
-        return users.contains(where: Event.isBroadcastUserId)
+        // Over the filters in place: asked for every message, and ``userIds`` makes an array.
+        var hasUsers = false
+        for filter in filters where filter.name == .userId {
+            if Event.isBroadcastUserId(filter.value) { return true }
+            hasUsers = true
+        }
+        return !hasUsers && type == .news
     }
 
     /// `"0"` (also written `"00"`, `" 0 "`) is the broadcast user.

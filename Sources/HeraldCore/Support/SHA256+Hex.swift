@@ -11,15 +11,17 @@ extension SHA256 {
         if hashed == nil { hasher.update(data: Array(bytes)) }
         let digest = hasher.finalize()
         // Written straight into the string's storage: one allocation per key (there is one for
-        // every delivery).
+        // every delivery). The digest is read in place: iterating it makes an array.
         return String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { hex in
-            var at = 0
-            for byte in digest {
-                hex[at] = hexDigits[Int(byte >> 4)]
-                hex[at + 1] = hexDigits[Int(byte & 0x0F)]
-                at += 2
+            digest.withUnsafeBytes { digest in
+                var at = 0
+                for byte in digest {
+                    hex[at] = hexDigits[Int(byte >> 4)]
+                    hex[at + 1] = hexDigits[Int(byte & 0x0F)]
+                    at += 2
+                }
+                return at
             }
-            return at
         }
     }
 }

@@ -65,11 +65,30 @@ final class Delivery: @unchecked Sendable {
 }
 
 /// A delivery's identity within one worker process: its message's journal row, its device, the
-/// addressed user.
+/// addressed user. Hashed once, when made (as ``HeraldCore/OrderingKey``): the tracker looks
+/// each delivery's key up four times.
 struct JoinKey: Hashable, Sendable {
     let message: Int64
     let deviceRef: Int64
     let userId: String
+    private let hash: Int
+
+    init(message: Int64, deviceRef: Int64, userId: String) {
+        self.message = message
+        self.deviceRef = deviceRef
+        self.userId = userId
+        var hasher = Hasher()
+        hasher.combine(message)
+        hasher.combine(deviceRef)
+        hasher.combine(userId)
+        hash = hasher.finalize()
+    }
+
+    static func == (lhs: JoinKey, rhs: JoinKey) -> Bool {
+        lhs.hash == rhs.hash && lhs.message == rhs.message && lhs.deviceRef == rhs.deviceRef && lhs.userId == rhs.userId
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
 /// The engine's per-user lanes: keyed by user and platform (``HeraldCore/Recipient/orderingKey``).
