@@ -12,6 +12,32 @@ import Testing
 /// Unit tests of the pipeline's pieces: no broker, no database.
 @Suite("Pipeline pieces")
 struct PipelinePiecesTests {
+    // MARK: Keys
+
+    /// The lanes' and the tracker's keys keep the hash they were made with: equal fields must
+    /// still mean equal keys (one table entry), and any differing field a different one.
+    @Test func orderingAndJoinKeysAreEqualExactlyWhenTheirFieldsAre() {
+        let user = String(repeating: "u", count: 40)
+        let lane = OrderingKey(userId: user, platform: .ios)
+        #expect(lane == OrderingKey(userId: String(user), platform: .ios))
+        #expect(lane.hashValue == OrderingKey(userId: String(user), platform: .ios).hashValue)
+        #expect(lane != OrderingKey(userId: user, platform: .android))
+        #expect(lane != OrderingKey(userId: user + "x", platform: .ios))
+        #expect(Set([lane, OrderingKey(userId: user, platform: .ios), OrderingKey(userId: "v", platform: .ios)]).count == 2)
+
+        let join = JoinKey(message: 7, deviceRef: 3, userId: user)
+        #expect(join == JoinKey(message: 7, deviceRef: 3, userId: String(user)))
+        #expect(join.hashValue == JoinKey(message: 7, deviceRef: 3, userId: String(user)).hashValue)
+        for other in [
+            JoinKey(message: 8, deviceRef: 3, userId: user), JoinKey(message: 7, deviceRef: 4, userId: user), JoinKey(message: 7, deviceRef: 3, userId: "0"),
+        ] {
+            #expect(join != other)
+        }
+        var table: [JoinKey: Int] = [join: 1]
+        table[JoinKey(message: 7, deviceRef: 3, userId: user)] = 2
+        #expect(table.count == 1 && table[join] == 2)
+    }
+
     // MARK: MessageTracker
 
     /// Runs `body` with a factory of tracked messages. A message names the connection to
