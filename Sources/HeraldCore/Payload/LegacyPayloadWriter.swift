@@ -59,7 +59,7 @@ enum LegacyPayloadWriter {
         out.append(literal: #","msg":"#)
         JSONValue.writeString(body, to: &out)
         out.append(literal: #","params":"#)
-        JSONValue.writeString(String(decoding: params, as: UTF8.self), to: &out)
+        JSONValue.writeString(utf8: params, to: &out)
         out.append(literal: #","userid":"#)
         JSONValue.writeString(userId, to: &out)
         out.append(UInt8(ascii: "}"))
@@ -73,13 +73,16 @@ enum LegacyPayloadWriter {
     /// `[{"name":…,"value":…},…]`.
     static func writeParameters(_ params: [EventParameter], to out: inout [UInt8]) {
         out.append(UInt8(ascii: "["))
-        for (index, param) in params.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(literal: #"{"name":"#)
-            JSONValue.writeString(param.name, to: &out)
-            out.append(literal: #","value":"#)
-            JSONValue.writeString(param.value, to: &out)
-            out.append(UInt8(ascii: "}"))
+        // Read in place: a loop over the array would copy each parameter's strings out.
+        params.withUnsafeBufferPointer { params in
+            for index in params.indices {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                out.append(literal: #"{"name":"#)
+                JSONValue.writeString(params[index].name, to: &out)
+                out.append(literal: #","value":"#)
+                JSONValue.writeString(params[index].value, to: &out)
+                out.append(UInt8(ascii: "}"))
+            }
         }
         out.append(UInt8(ascii: "]"))
     }

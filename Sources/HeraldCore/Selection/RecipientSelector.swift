@@ -29,6 +29,11 @@ public struct RecipientSelector: Sendable {
         let criteria = try Criteria(event: event, policy: policy)
         var result: [Recipient] = []
         var seen = SmallSet<Seen>()
+        // Most of the pool is selected (it holds the event's users' subscriptions, or a
+        // broadcast's branch): one allocation each instead of one per growth.
+        let expected = Swift.min(subscriptions.underestimatedCount, 1024)
+        result.reserveCapacity(expected)
+        seen.reserveCapacity(expected)
         for subscription in subscriptions where criteria.matches(subscription, tag: tag) {
             let userId = criteria.isBroadcast ? "0" : subscription.userId
             guard seen.insert(Seen(platform: subscription.platform, deviceId: subscription.deviceId, userId: userId)) else { continue }

@@ -88,6 +88,14 @@ extension JSONValue {
         out.append(UInt8(ascii: "\""))
     }
 
+    /// A string given as its UTF-8 bytes (JSON text written into a string member), without
+    /// making a `String` of them first.
+    static func writeString(utf8: [UInt8], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        utf8.withUnsafeBufferPointer { writeEscaped($0, to: &out) }
+        out.append(UInt8(ascii: "\""))
+    }
+
     private static func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         var runStart = 0
         for (index, b) in utf8.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {

@@ -16,6 +16,11 @@ struct SmallSet<Element: Hashable> {
         return few.contains(element)
     }
 
+    /// Room for `count` elements while they are few (one allocation instead of one per growth).
+    mutating func reserveCapacity(_ count: Int) {
+        if many == nil { few.reserveCapacity(Swift.min(count, Self.linearLimit)) }
+    }
+
     /// Adds `element`; false when it was there already.
     @discardableResult
     mutating func insert(_ element: Element) -> Bool {

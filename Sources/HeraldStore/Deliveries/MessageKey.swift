@@ -36,12 +36,18 @@ public struct MessageKey: Sendable, Hashable, CustomStringConvertible {
         var text = text
         let hash: [UInt8]? = text.withUTF8 { utf8 in
             guard utf8.count == 64 else { return nil }
-            var bytes = [UInt8](repeating: 0, count: 32)
-            for index in 0..<32 {
-                guard let high = Self.nibble(utf8[2 * index]), let low = Self.nibble(utf8[2 * index + 1]) else { return nil }
-                bytes[index] = high << 4 | low
+            var valid = true
+            let bytes = [UInt8](unsafeUninitializedCapacity: 32) { bytes, count in
+                for index in 0..<32 {
+                    guard let high = Self.nibble(utf8[2 &* index]), let low = Self.nibble(utf8[2 &* index &+ 1]) else {
+                        valid = false
+                        break
+                    }
+                    bytes.initializeElement(at: index, to: high << 4 | low)
+                    count = index &+ 1
+                }
             }
-            return bytes
+            return valid ? bytes : nil
         }
         return hash.map { (nil, $0) } ?? (text, nil)
     }
