@@ -97,10 +97,15 @@ public struct PerUserScheduler<Key: Hashable & Sendable, Item> {
     public mutating func enqueue(_ item: Item, user: Key, into released: inout [Release]) {
         let sequence = nextSequence
         nextSequence += 1
-        if blocked[user] == nil && waiting[user] == nil && runningCount < lanes && resuming.isEmpty {
-            blocked[user] = sequence
-            released.append(Release(ticket: Ticket(sequence: sequence, user: user), item: item))
-            return
+        // The common case in two lookups of the user (a lane is free, the user has nothing in
+        // flight or waiting): the checks that hash nothing first, and the user blocked and
+        // tested in one step (put back if it was blocked already).
+        if runningCount < lanes && resuming.isEmpty && waiting[user] == nil {
+            guard let running = blocked.updateValue(sequence, forKey: user) else {
+                released.append(Release(ticket: Ticket(sequence: sequence, user: user), item: item))
+                return
+            }
+            blocked[user] = running
         }
         if waiting[user] == nil {
             waiting[user] = [(sequence, item)]
@@ -125,15 +130,17 @@ public struct PerUserScheduler<Key: Hashable & Sendable, Item> {
     /// ``complete(_:)``, appending what may start now to `released`.
     @inlinable
     public mutating func complete(_ ticket: Ticket, into released: inout [Release]) throws(SchedulerError) {
-        guard blocked[ticket.user] == ticket.sequence else {
+        // Unblocked and tested in one lookup (put back if the ticket was not the blocked one).
+        let running = blocked.removeValue(forKey: ticket.user)
+        guard running == ticket.sequence else {
+            if let running { blocked[ticket.user] = running }
             throw SchedulerError(code: .notInFlight, ticket: ticket.description)
         }
-        blocked[ticket.user] = nil
-        if parked.remove(ticket.user) != nil {
+        if !parked.isEmpty, parked.remove(ticket.user) != nil {
             // A parked delivery ended without resuming (given up): it may sit in `resuming`.
             if let index = resuming.firstIndex(where: { $0.ticket == ticket }) { resuming.remove(at: index) }
         }
-        if waiting[ticket.user] != nil { ready.append(ticket.user) }
+        if waitingTotal > 0, waiting[ticket.user] != nil { ready.append(ticket.user) }
         fillLanes(into: &released)
     }
 

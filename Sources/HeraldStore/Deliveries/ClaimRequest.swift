@@ -13,10 +13,10 @@ struct ClaimRequest: Sendable {
 
     init(_ batch: ClaimBatch) {
         self.batch = batch
-        var firstIndex: [UUID: Int] = [:]
+        var seen = Set<UUID>(minimumCapacity: batch.messages.count)
         var distinct: [Int] = []
-        for (index, key) in batch.messages.enumerated() where firstIndex[key.digest] == nil {
-            firstIndex[key.digest] = index
+        distinct.reserveCapacity(batch.messages.count)
+        for (index, key) in batch.messages.enumerated() where seen.insert(key.digest).inserted {
             distinct.append(index)
         }
         var ordinal = [Int](repeating: 0, count: batch.messages.count)  // 1-based in `distinct`; 0: a repeat

@@ -62,10 +62,11 @@ final class MessageTracker: Sendable {
                     switch attachment {
                     case .start(let delivery):
                         guard !message.forgotten else { continue }
-                        if let running = state.inFlight[delivery.joinKey] {
+                        // Registered and tested in one lookup (the running one put back: rare).
+                        if let running = state.inFlight.updateValue(delivery, forKey: delivery.joinKey) {
+                            state.inFlight[delivery.joinKey] = running
                             running.waiters.append(message)
                         } else {
-                            state.inFlight[delivery.joinKey] = delivery
                             delivery.waiters.append(message)
                             started.append(delivery)
                         }
@@ -96,8 +97,12 @@ final class MessageTracker: Sendable {
         state.withLock { state in
             var settled: [TrackedMessage] = []
             for delivery in deliveries {
-                guard state.inFlight[delivery.joinKey] === delivery else { continue }
-                state.inFlight[delivery.joinKey] = nil
+                // Removed and tested in one lookup (another one put back: rare).
+                guard let running = state.inFlight.removeValue(forKey: delivery.joinKey) else { continue }
+                guard running === delivery else {
+                    state.inFlight[delivery.joinKey] = running
+                    continue
+                }
                 for message in delivery.waiters {
                     message.remaining -= 1
                     if message.remaining == 0 && message.sealed && Self.settle(message, in: &state) { settled.append(message) }

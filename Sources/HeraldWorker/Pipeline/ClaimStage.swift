@@ -63,7 +63,7 @@ struct ClaimStage: Sendable {
         guard let answer = await retry.run("DeliveryJournal.claim", { () async throws(StoreError) in try await claim.answer() }) else { return }
 
         // A message twice in the chunk: the later copies join the first one's deliveries.
-        var firstCopy: [UUID: Int64] = [:]
+        var firstCopy = [UUID: Int64](minimumCapacity: chunk.count)
         var repeatedInChunk: [Int: Int64] = [:]
         for (index, planned) in chunk.enumerated() {
             if let id = answer.messageIds[index] {
