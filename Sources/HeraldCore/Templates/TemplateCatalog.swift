@@ -21,10 +21,18 @@ public struct TemplateCatalog: Sendable {
         }
     }
 
-    struct Compiled: Sendable {
-        var template: Template
-        var title: Result<TextTemplate, TemplateError>
-        var body: Result<TextTemplate, TemplateError>
+    /// A class: every render looks one up (through the memo) and a struct copy retained each of
+    /// the template's strings and parts.
+    final class Compiled: Sendable {
+        let template: Template
+        let title: Result<TextTemplate, TemplateError>
+        let body: Result<TextTemplate, TemplateError>
+
+        init(template: Template, title: Result<TextTemplate, TemplateError>, body: Result<TextTemplate, TemplateError>) {
+            self.template = template
+            self.title = title
+            self.body = body
+        }
     }
 
     public let defaultCulture: String
