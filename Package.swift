@@ -144,7 +144,7 @@ let package = Package(
         .target(
             name: "HeraldWorker",
             dependencies: [
-                "HeraldCore", "HeraldAMQP", "HeraldStore", "HeraldDelivery",
+                "HeraldCore", "HeraldAMQP", "HeraldStore", "HeraldDelivery", "HeraldSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

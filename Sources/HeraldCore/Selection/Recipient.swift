@@ -1,3 +1,5 @@
+import HeraldSupport
+
 /// One selected delivery target: a subscription and the user the notification is addressed to.
 public struct Recipient: Sendable, Codable, Hashable {
     public var subscription: Subscription
@@ -23,30 +25,22 @@ public struct Recipient: Sendable, Codable, Hashable {
     }
 }
 
-/// The key of a per-user ordering lane (``Recipient/orderingKey``).
-///
-/// Its hash is computed once, when it is made: the lanes' tables look a delivery's key up
-/// about seven times between its arrival and its end, and hashing the user id each time was
-/// most of the lanes' cost.
+/// The key of a per-user ordering lane (``Recipient/orderingKey``). Hashed once, when it is
+/// made (``HeraldSupport/Prehashed``): the lanes look a delivery's key up several times.
 public struct OrderingKey: Hashable, Sendable, CustomStringConvertible {
-    public let userId: String
-    public let platform: Platform
-    private let hash: Int
+    private struct Fields: Hashable, Sendable {
+        let userId: String
+        let platform: Platform
+    }
+
+    private let key: Prehashed<Fields>
+
+    public var userId: String { key.value.userId }
+    public var platform: Platform { key.value.platform }
 
     public init(userId: String, platform: Platform) {
-        self.userId = userId
-        self.platform = platform
-        var hasher = Hasher()
-        hasher.combine(userId)
-        hasher.combine(platform)
-        hash = hasher.finalize()
+        key = Prehashed(Fields(userId: userId, platform: platform))
     }
-
-    public static func == (lhs: OrderingKey, rhs: OrderingKey) -> Bool {
-        lhs.hash == rhs.hash && lhs.platform == rhs.platform && lhs.userId == rhs.userId
-    }
-
-    public func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 
     public var description: String { "\(userId)/\(platform)" }
 }

@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldStore
+import HeraldSupport
 
 /// One delivery in flight in this process, from its claim until its outcome is recorded.
 ///
@@ -65,30 +66,20 @@ final class Delivery: @unchecked Sendable {
 }
 
 /// A delivery's identity within one worker process: its message's journal row, its device, the
-/// addressed user. Hashed once, when made (as ``HeraldCore/OrderingKey``): the tracker looks
-/// each delivery's key up four times.
+/// addressed user. Hashed once, when it is made (``HeraldSupport/Prehashed``): the tracker
+/// looks a delivery's key up twice.
 struct JoinKey: Hashable, Sendable {
-    let message: Int64
-    let deviceRef: Int64
-    let userId: String
-    private let hash: Int
+    private struct Fields: Hashable, Sendable {
+        let message: Int64
+        let deviceRef: Int64
+        let userId: String
+    }
+
+    private let key: Prehashed<Fields>
 
     init(message: Int64, deviceRef: Int64, userId: String) {
-        self.message = message
-        self.deviceRef = deviceRef
-        self.userId = userId
-        var hasher = Hasher()
-        hasher.combine(message)
-        hasher.combine(deviceRef)
-        hasher.combine(userId)
-        hash = hasher.finalize()
+        key = Prehashed(Fields(message: message, deviceRef: deviceRef, userId: userId))
     }
-
-    static func == (lhs: JoinKey, rhs: JoinKey) -> Bool {
-        lhs.hash == rhs.hash && lhs.message == rhs.message && lhs.deviceRef == rhs.deviceRef && lhs.userId == rhs.userId
-    }
-
-    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
 /// The engine's per-user lanes: keyed by user and platform (``HeraldCore/Recipient/orderingKey``).

@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldStore
+import HeraldSupport
 import Synchronization
 
 /// Every deliverable subscription, for broadcasts (`UserId 0`, News without a UserId), read a
@@ -23,20 +24,22 @@ final class BroadcastAudience: Sendable {
         let byBranch: [String: [Subscription]]
         let byZone: [String: [Subscription]]
         /// Each user's subscriptions as a range of ``all`` (the pages come ordered by user); nil
-        /// when a user's subscriptions were not contiguous after all.
-        let byUser: [String: Range<Int>]?
+        /// when a user's subscriptions were not contiguous after all. Keyed by hashed user ids
+        /// (``HeraldSupport/Prehashed``): probing a table of 10,000s of users then compares
+        /// stored hashes, not the ids' bytes.
+        let byUser: [Prehashed<String>: Range<Int>]?
 
         init(_ all: [Subscription]) {
             self.all = all
             var byBranch: [String: [Subscription]] = [:]
             var byZone: [String: [Subscription]] = [:]
-            var byUser: [String: Range<Int>]? = [:]
+            var byUser: [Prehashed<String>: Range<Int>]? = [:]
             var start = 0
             for (index, subscription) in all.enumerated() {
                 if let branch = subscription.branchId { byBranch[branch, default: []].append(subscription) }
                 if let zone = subscription.zoneId { byZone[zone, default: []].append(subscription) }
                 if index + 1 == all.count || all[index + 1].userId != subscription.userId {
-                    if byUser?.updateValue(start..<index + 1, forKey: subscription.userId) != nil { byUser = nil }
+                    if byUser?.updateValue(start..<index + 1, forKey: Prehashed(subscription.userId)) != nil { byUser = nil }
                     start = index + 1
                 }
             }
@@ -51,7 +54,7 @@ final class BroadcastAudience: Sendable {
         /// One user's subscriptions, as ``HeraldStore/SubscriptionCache`` answers them; a slice
         /// of ``all``, so that a chunk's lookups copy nothing. Empty without the index by user.
         func subscriptions(ofUser user: String) -> ArraySlice<Subscription> {
-            guard let range = byUser?[user] else { return [] }
+            guard let range = byUser?[Prehashed(user)] else { return [] }
             return all[range]
         }
 
