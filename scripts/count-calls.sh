@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Calls per delivery of swift_retain, swift_allocObject and malloc in the worker during one
-# pipeline drain of `herald bench` (20,000 events, 45,000 deliveries), counted with perf uprobes.
+# Calls per delivery of swift_retain, swift_allocObject, malloc and Hasher._finalize (one per hash
+# computed: a dictionary or set lookup, or a key made) in the worker during one pipeline drain of
+# `herald bench` (20,000 events, 45,000 deliveries), counted with perf uprobes.
 # Exact counts, unlike CPU time on this shared host: the way to compare two builds' reference
 # counting and allocations (docs/performance.md). Needs root (uprobes) and Debian's linux-perf;
 # uses the configured broker and a scratch database with the templates imported, as `herald bench`.
@@ -21,6 +22,7 @@ add_probe() { # library function event
 }
 add_probe "$swift_core" swift_retain probe_libswiftCore:swift_retain
 add_probe "$swift_core" swift_allocObject probe_libswiftCore:swift_allocObject
+add_probe "$swift_core" 'hasher_finalize=$ss6HasherV9_finalizeSiyF' probe_libswiftCore:hasher_finalize
 [ -n "$jemalloc" ] && add_probe "$jemalloc" malloc probe_libjemalloc:malloc
 events_list=$(
     IFS=,
