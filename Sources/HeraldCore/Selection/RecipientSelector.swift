@@ -25,13 +25,20 @@ public struct RecipientSelector: Sendable {
 
     /// The recipients of `event` among `subscriptions`. `tag` is the event's tag from its
     /// ``EventMetadata`` (nil: no tag restriction).
-    public func select(_ event: Event, tag: String?, from subscriptions: some Sequence<Subscription>) throws(RecipientSelectionError) -> [Recipient] {
+    public func select(_ event: Event, tag: String?, from subscriptions: [Subscription]) throws(RecipientSelectionError) -> [Recipient] {
+        try select(event, tag: tag, from: subscriptions[...])
+    }
+
+    /// ``select(_:tag:from:)`` of a slice (the worker's pools are slices of its audience). Not
+    /// generic over the sequence: called from another module, a generic one ran unspecialized,
+    /// through a protocol witness per subscription.
+    public func select(_ event: Event, tag: String?, from subscriptions: ArraySlice<Subscription>) throws(RecipientSelectionError) -> [Recipient] {
         let criteria = try Criteria(event: event, policy: policy)
         var result: [Recipient] = []
         var seen = SmallSet<Seen>()
         // Most of the pool is selected (it holds the event's users' subscriptions, or a
         // broadcast's branch): one allocation each instead of one per growth.
-        let expected = Swift.min(subscriptions.underestimatedCount, 1024)
+        let expected = Swift.min(subscriptions.count, 1024)
         result.reserveCapacity(expected)
         seen.reserveCapacity(expected)
         for subscription in subscriptions where criteria.matches(subscription, tag: tag) {
