@@ -36,9 +36,10 @@ public struct PostgresRow: Sendable {
             if field.length >= 0,
                 let value = storage.bytes.withUnsafeBufferPointer({
                     PostgresTextCodec.parseInteger(UnsafeBufferPointer(rebasing: $0[field.start..<field.start + Int(field.length)]))
-                })
+                }),
+                let value = Int(exactly: value)
             {
-                return Int(value)
+                return value
             }
         }
         let cell = try self.cell(at: index)
