@@ -1,3 +1,4 @@
+import CRabbitMQ
 import Foundation
 import Synchronization
 import Testing
@@ -6,6 +7,23 @@ import Testing
 
 @Suite("Ack coalescing and confirm bookkeeping")
 struct BookkeepingTests {
+    /// A delivery's exchange and routing key reuse the previous delivery's strings only when the
+    /// wire bytes spell them.
+    @Test func aKnownStringIsReusedOnlyWhenTheBytesSpellIt() {
+        var wire = Array("w1.pushnotification".utf8)
+        wire.withUnsafeMutableBytes { raw in
+            let bytes = amqp_bytes_t(len: raw.count, bytes: raw.baseAddress)
+            #expect(FieldTableCodec.string(bytes, reusing: "w1.pushnotification") == "w1.pushnotification")
+            #expect(FieldTableCodec.string(bytes, reusing: "w1.pushnotificatioN") == "w1.pushnotification")
+            #expect(FieldTableCodec.string(bytes, reusing: "w1.push") == "w1.pushnotification")
+            #expect(FieldTableCodec.string(bytes, reusing: nil) == "w1.pushnotification")
+            #expect(!FieldTableCodec.equals(bytes, ""))
+        }
+        let empty = amqp_bytes_t(len: 0, bytes: nil)
+        #expect(FieldTableCodec.equals(empty, "") && !FieldTableCodec.equals(empty, "x"))
+        #expect(FieldTableCodec.string(empty, reusing: "x") == "")
+    }
+
     /// Deliveries and properties share their values between copies (``HeraldSupport/Shared``):
     /// a change to a copy is still the copy's alone.
     @Test func aChangedCopyOfADeliveryLeavesTheOriginalAsItWas() {

@@ -108,6 +108,21 @@ enum FieldTableCodec {
         return String(decoding: UnsafeRawBufferPointer(start: base, count: bytes.len), as: UTF8.self)
     }
 
+    /// `known` when `bytes` spell it (no new string: a consumer sees the same exchange, routing
+    /// key and consumer tag on every delivery, each usually longer than a string kept inline),
+    /// otherwise a new one.
+    static func string(_ bytes: amqp_bytes_t, reusing known: String?) -> String {
+        guard let known, equals(bytes, known) else { return string(bytes) }
+        return known
+    }
+
+    /// Whether `bytes` are `text`'s UTF-8.
+    static func equals(_ bytes: amqp_bytes_t, _ text: String) -> Bool {
+        let raw =
+            bytes.len > 0 && bytes.bytes != nil ? UnsafeRawBufferPointer(start: bytes.bytes, count: bytes.len) : UnsafeRawBufferPointer(start: nil, count: 0)
+        return text.utf8.elementsEqual(raw)
+    }
+
     static func byteArray(_ bytes: amqp_bytes_t) -> [UInt8] {
         guard bytes.len > 0, let base = bytes.bytes else { return [] }
         return Array(UnsafeRawBufferPointer(start: base, count: bytes.len))

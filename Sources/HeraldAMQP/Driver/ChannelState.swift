@@ -29,6 +29,10 @@ final class ChannelState {
     /// too (``ConnectionDriver/ackHoldTime``); since when the oldest of them waits.
     var heldAcks: Set<UInt64> = []
     var heldSince: ContinuousClock.Instant?
+    /// The exchange and routing key of the last delivery, reused by the next one that names
+    /// the same (``FieldTableCodec/string(_:reusing:)``).
+    var lastExchange: String?
+    var lastRoutingKey: String?
     /// Set once the channel is closed (by either side); the object may still be referenced.
     var isClosed = false
 

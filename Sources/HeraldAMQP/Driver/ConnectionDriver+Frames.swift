@@ -120,13 +120,15 @@ extension ConnectionDriver {
     }
 
     private func handleDeliver(_ deliver: amqp_basic_deliver_t, on channel: ChannelState) {
-        let consumerTag = FieldTableCodec.string(deliver.consumer_tag)
-        let exchange = FieldTableCodec.string(deliver.exchange)
-        let routingKey = FieldTableCodec.string(deliver.routing_key)
+        let exchange = FieldTableCodec.string(deliver.exchange, reusing: channel.lastExchange)
+        let routingKey = FieldTableCodec.string(deliver.routing_key, reusing: channel.lastRoutingKey)
+        channel.lastExchange = exchange
+        channel.lastRoutingKey = routingKey
         guard let content = readContent(on: channel, call: "amqp_read_message(basic.deliver)") else { return }
         // A delivery for a consumer that is no longer listening stays unacknowledged; the broker
         // requeues it when the channel closes.
-        guard let record = channel.consumer, record.tag == consumerTag, record.acceptsDeliveries else { return }
+        guard let record = channel.consumer, FieldTableCodec.equals(deliver.consumer_tag, record.tag), record.acceptsDeliveries else { return }
+        let consumerTag = record.tag
         channel.ledger.record(deliver.delivery_tag)
         let first = record.buffer(
             AMQPDelivery(
