@@ -103,9 +103,15 @@ enum FieldTableCodec {
         }
     }
 
+    /// The bytes as a buffer (empty for a zero-length or null one): valid while librabbitmq
+    /// keeps the frame.
+    private static func buffer(_ bytes: amqp_bytes_t) -> UnsafeRawBufferPointer {
+        guard bytes.len > 0, let base = bytes.bytes else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return UnsafeRawBufferPointer(start: base, count: bytes.len)
+    }
+
     static func string(_ bytes: amqp_bytes_t) -> String {
-        guard bytes.len > 0, let base = bytes.bytes else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: base, count: bytes.len), as: UTF8.self)
+        String(decoding: buffer(bytes), as: UTF8.self)
     }
 
     /// `known` when `bytes` spell it (no new string: a consumer sees the same exchange, routing
@@ -118,18 +124,14 @@ enum FieldTableCodec {
 
     /// Whether `bytes` are `text`'s UTF-8.
     static func equals(_ bytes: amqp_bytes_t, _ text: String) -> Bool {
-        let raw =
-            bytes.len > 0 && bytes.bytes != nil ? UnsafeRawBufferPointer(start: bytes.bytes, count: bytes.len) : UnsafeRawBufferPointer(start: nil, count: 0)
-        return text.utf8.elementsEqual(raw)
+        text.utf8.elementsEqual(buffer(bytes))
     }
 
     static func byteArray(_ bytes: amqp_bytes_t) -> [UInt8] {
-        guard bytes.len > 0, let base = bytes.bytes else { return [] }
-        return Array(UnsafeRawBufferPointer(start: base, count: bytes.len))
+        Array(buffer(bytes))
     }
 
     static func data(_ bytes: amqp_bytes_t) -> Data {
-        guard bytes.len > 0, let base = bytes.bytes else { return Data() }
-        return Data(bytes: base, count: bytes.len)
+        Data(buffer(bytes))
     }
 }

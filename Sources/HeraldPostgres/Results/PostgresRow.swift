@@ -30,17 +30,13 @@ public struct PostgresRow: Sendable {
     /// retains apiece. Anything else (NULL, another type, not a number) goes the general way,
     /// which throws its error.
     public func decode(_ type: Int.Type = Int.self, at index: Int) throws(PostgresError) -> Int {
-        let columns = storage.layout.columns
-        if index >= 0, index < columns.count, PostgresDataType.integers.contains(columns[index].dataType) {
-            let field = storage.fields[row * columns.count + index]
-            if field.length >= 0,
-                let value = storage.bytes.withUnsafeBufferPointer({
-                    PostgresTextCodec.parseInteger(UnsafeBufferPointer(rebasing: $0[field.start..<field.start + Int(field.length)]))
-                }),
-                let value = Int(exactly: value)
-            {
-                return value
-            }
+        if let (field, column) = field(at: index), field.length >= 0, PostgresDataType.integers.contains(column.dataType),
+            let value = storage.bytes.withUnsafeBufferPointer({
+                PostgresTextCodec.parseInteger(UnsafeBufferPointer(rebasing: $0[field.start..<field.start + Int(field.length)]))
+            }),
+            let value = Int(exactly: value)
+        {
+            return value
         }
         let cell = try self.cell(at: index)
         return cell.isNull ? try Int.decodeNull(from: cell) : try Int.decode(from: cell)
@@ -56,19 +52,21 @@ public struct PostgresRow: Sendable {
 
     /// The raw field at `index`, for custom decoding.
     public func cell(at index: Int) throws(PostgresError) -> PostgresCell {
-        let columns = storage.layout.columns
-        guard index >= 0, index < columns.count else {
+        guard let (field, column) = field(at: index) else {
             var error = PostgresError(code: .decodingFailed, message: "column index \(index) out of range 0..<\(columns.count)")
             error.column = "#\(index)"
             throw error
         }
-        let field = storage.fields[row * columns.count + index]
         let end = field.start + max(0, Int(field.length))
         let bytes = storage.bytes[field.start..<end]
-        return PostgresCell(
-            bytes: bytes, isNull: field.length < 0, dataType: columns[index].dataType,
-            columnName: columns[index].name, columnIndex: index
-        )
+        return PostgresCell(bytes: bytes, isNull: field.length < 0, dataType: column.dataType, columnName: column.name, columnIndex: index)
+    }
+
+    /// Where the field at `index` is in the result's bytes, and its column; nil out of range.
+    private func field(at index: Int) -> (PostgresQueryResult.FieldSpan, PostgresColumn)? {
+        let columns = storage.layout.columns
+        guard index >= 0, index < columns.count else { return nil }
+        return (storage.fields[row * columns.count + index], columns[index])
     }
 
     /// Accepts any column type; used by ``isNull(column:)``.

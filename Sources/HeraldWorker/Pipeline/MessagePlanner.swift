@@ -74,7 +74,8 @@ struct MessagePlanner: Sendable {
         }
     }
 
-    /// The subscriptions of the targeted candidates' users; nil when stopping.
+    /// The subscriptions of the targeted candidates' users (none read when there are none);
+    /// nil when stopping.
     private func subscriptions(of candidates: [Candidate]) async -> UserSubscriptions? {
         if let current = audience.current(), current.indexesUsers { return .audience(current) }
         var users = Set<String>()
@@ -107,11 +108,7 @@ struct MessagePlanner: Sendable {
         guard !candidates.isEmpty else { return [] }
 
         // 3: subscriptions for the whole chunk.
-        var byUser = UserSubscriptions.loaded([:])
-        if candidates.contains(where: { !$0.needsEveryone }) {
-            guard let loaded = await subscriptions(of: candidates) else { return nil }
-            byUser = loaded
-        }
+        guard let byUser = await subscriptions(of: candidates) else { return nil }
         var everyone: BroadcastAudience.Snapshot?
         if candidates.contains(where: \.needsEveryone) {
             guard let loaded = await retry.run("DeviceRepository.allSubscriptions", { () async throws(StoreError) in try await audience.snapshot() })
