@@ -122,9 +122,16 @@ enum FieldTableCodec {
         return known
     }
 
-    /// Whether `bytes` are `text`'s UTF-8.
+    /// Whether `bytes` are `text`'s UTF-8: the lengths, then one `memcmp` (three times a delivery;
+    /// the generic element-by-element comparison was a twentieth of the connection thread).
     static func equals(_ bytes: amqp_bytes_t, _ text: String) -> Bool {
-        text.utf8.elementsEqual(buffer(bytes))
+        let wire = buffer(bytes)
+        let same = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard utf8.count == wire.count else { return false }
+            guard let start = utf8.baseAddress, let other = wire.baseAddress else { return true }
+            return memcmp(start, other, wire.count) == 0
+        }
+        return same ?? text.utf8.elementsEqual(wire)
     }
 
     static func byteArray(_ bytes: amqp_bytes_t) -> [UInt8] {

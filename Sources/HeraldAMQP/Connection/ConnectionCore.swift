@@ -97,11 +97,11 @@ final class ConnectionCore: Sendable {
         state.withLock { $0.phase = .open }
     }
 
-    /// Takes every queued command (oldest first) and empties the wake pipe.
+    /// Takes every queued command (oldest first). The wake pipe is emptied where the thread polls
+    /// it: a byte written after this call only makes the next `poll` return at once.
     func takeCommands() -> [ConnectionCommand] {
         state.withLock { state in
             state.wakePending = false
-            wake.drain()
             guard !state.commands.isEmpty else { return [] }
             let commands = state.commands
             state.commands.removeAll(keepingCapacity: true)

@@ -36,9 +36,10 @@ final class WakeSignal: Sendable {
         _ = write(writeDescriptor, &byte, 1)
     }
 
-    /// Empties the pipe (called by the connection thread before it looks for commands).
+    /// Empties the pipe (called by the connection thread when `poll` finds it readable).
     func drain() {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while read(readDescriptor, &buffer, buffer.count) > 0 {}
+        withUnsafeTemporaryAllocation(byteCount: 64, alignment: 1) { buffer in
+            while read(readDescriptor, buffer.baseAddress, buffer.count) > 0 {}
+        }
     }
 }

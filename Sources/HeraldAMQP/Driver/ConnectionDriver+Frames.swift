@@ -7,6 +7,10 @@ import Logging
 extension ConnectionDriver {
     /// Reads up to `budget` frames without blocking; returns how many were read. The deliveries
     /// read go to their consumers' streams at the end, one batch per consumer.
+    ///
+    /// The socket is read once a turn: once librabbitmq has no more bytes or frames of that read,
+    /// the turn ends and the loop waits in `poll`, which returns at once if more arrived. (Reading
+    /// on to the empty socket cost a `recv` and a `poll` a turn.)
     func readFrames(budget: Int) -> Int {
         defer {
             for record in consumersWithDeliveries { record.flush() }
@@ -26,6 +30,7 @@ extension ConnectionDriver {
             }
             dispatch(frame)
             if fatal != nil || self.connection == nil { return count + 1 }
+            if amqp_data_in_buffer(connection) == 0, amqp_frames_enqueued(connection) == 0 { return count + 1 }
         }
         return budget
     }

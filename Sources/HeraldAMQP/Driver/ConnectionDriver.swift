@@ -15,9 +15,10 @@ import Logging
 /// 2. send the gathered acks, coalesced (``DeliveryLedger``);
 /// 3. publish from the outbox while fewer than `publishWindow` confirms are outstanding;
 /// 4. read the frames that have arrived, without blocking (deliveries, confirms, returns,
-///    cancels, channel and connection closes, blocked/unblocked);
+///    cancels, channel and connection closes, blocked/unblocked): one socket read's worth;
 /// 5. `amqp_maybe_release_buffers`;
-/// 6. when nothing happened, `poll` on the socket and the wake pipe for up to 50 ms. Heartbeats
+/// 6. when no command came, nothing was sent and the read is used up, `poll` on the socket and
+///    the wake pipe for up to 50 ms (it returns at once when either has something). Heartbeats
 ///    are serviced in step 4, so the loop never stays out of the library longer than that.
 ///
 /// A library failure or a broker `connection.close` makes the loop end: every consumer stream
@@ -213,7 +214,7 @@ final class ConnectionDriver {
             let sent = fatal == nil ? pumpPublishes(budget: 256) : 0
             var received = 0
             if fatal == nil {
-                received = readFrames(budget: 256)
+                received = readFrames(budget: Self.readBudget)
                 // A cancelled consumer's last deliveries arrived before its cancel-ok, so the
                 // cancel call left them in librabbitmq's queue of frames: once that queue is
                 // empty they have all been handed out.
@@ -228,12 +229,17 @@ final class ConnectionDriver {
                     return
                 }
             }
-            if commands.isEmpty, sent == 0, received == 0 {
+            // Fewer frames than the budget: the turn's read is used up. Wait right away (`poll`
+            // returns at once if more came meanwhile) instead of a turn that reads nothing.
+            if commands.isEmpty, sent == 0, received < Self.readBudget {
                 waitForActivity(milliseconds: closeDeadline != nil ? 10 : holdsAcks ? 5 : 50)
             }
         }
         terminate(with: fatal ?? AMQPError(code: .connectionLost, call: "run", message: "connection ended"))
     }
+
+    /// Frames read per turn at most, so that commands and acks are not held up by a long burst.
+    static let readBudget = 256
 
     private func execute(_ command: ConnectionCommand) {
         switch command {
@@ -264,11 +270,13 @@ final class ConnectionDriver {
     private func waitForActivity(milliseconds: Int32) {
         guard let connection else { return }
         if amqp_frames_enqueued(connection) != 0 || amqp_data_in_buffer(connection) != 0 { return }
-        var descriptors = [
-            pollfd(fd: amqp_get_sockfd(connection), events: Int16(POLLIN), revents: 0),
-            pollfd(fd: core.wake.readDescriptor, events: Int16(POLLIN), revents: 0),
-        ]
-        _ = poll(&descriptors, 2, milliseconds)
+        let socket = amqp_get_sockfd(connection)
+        withUnsafeTemporaryAllocation(of: pollfd.self, capacity: 2) { descriptors in
+            descriptors[0] = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            descriptors[1] = pollfd(fd: core.wake.readDescriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(descriptors.baseAddress, 2, milliseconds)
+            if descriptors[1].revents & Int16(POLLIN) != 0 { core.wake.drain() }
+        }
     }
 
     // MARK: Ending
