@@ -46,6 +46,25 @@ struct HeldAckTests {
         }
     }
 
+    /// Acks handed over in one call settle exactly their deliveries, the held ones included.
+    @Test(.timeLimit(.minutes(1)))
+    func aBatchOfAcksSettlesExactlyItsDeliveries() async throws {
+        let queue = AMQPTestSupport.uniqueQueue("batch-ack")
+        let connection = try await AMQPTestSupport.connect(name: "batch-ack")
+        try await withCleanup(queues: [queue]) {
+            let (consumer, deliveries) = try await consumeAll(5, from: queue, on: connection)
+            try connection.ack([deliveries[0], deliveries[2], deliveries[3]])
+            try connection.ack([AMQPDelivery]())
+            try await consumer.cancel()
+            await connection.close()
+            let direct = try await AMQPTestSupport.connect(name: "batch-ack-check")
+            #expect(try await AMQPTestSupport.eventually { try await direct.queueState(queue).messageCount == 2 })
+            let requeued = try await [direct.get(queue: queue, autoAck: true), direct.get(queue: queue, autoAck: true)]
+            #expect(requeued.map { $0?.body } == [deliveries[1].body, deliveries[4].body], "the two not in the batch came back")
+            await direct.close()
+        }
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aMultipleNackNeverReachesAHeldAck() async throws {
         let queue = AMQPTestSupport.uniqueQueue("held-nack")

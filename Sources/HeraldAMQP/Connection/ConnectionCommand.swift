@@ -11,6 +11,8 @@ enum ConnectionCommand: Sendable {
     case publishBatch([AMQPOutgoingMessage], completion: @Sendable (Result<Void, AMQPError>) -> Void)
     /// ack / nack / reject, fire-and-forget.
     case settle(Settlement)
+    /// Many settlements in their order: one command, so one lock and at most one wake.
+    case settleBatch([Settlement])
     /// Graceful close requested by `close()` or `deinit`.
     case close
 
@@ -36,7 +38,7 @@ enum ConnectionCommand: Sendable {
             var failed = error
             failed.failedMessageIndices = Array(messages.indices)
             completion(.failure(failed))
-        case .settle, .close: break
+        case .settle, .settleBatch, .close: break
         }
     }
 }

@@ -260,6 +260,8 @@ final class ConnectionDriver {
             }
         case .settle(let settlement):
             settle(settlement)
+        case .settleBatch(let settlements):
+            for settlement in settlements where fatal == nil { settle(settlement) }
         case .close:
             flushSettlements(force: true)
             beginClose()

@@ -10,8 +10,24 @@ struct Acknowledger: Sendable {
     let metrics: WorkerMetrics
     let logger: Logger
 
+    /// Acknowledges messages, each run of them from one connection in one call (one command, at
+    /// most one wake of its thread).
     func ack(_ messages: [TrackedMessage]) {
-        for message in messages { ack(message) }
+        var start = messages.startIndex
+        while start < messages.endIndex {
+            let connection = messages[start].connection
+            var end = start + 1
+            while end < messages.endIndex, messages[end].connection === connection { end += 1 }
+            do {
+                try connection.ack(messages[start..<end].lazy.map(\.delivery))
+                metrics.acked(end - start)
+            } catch {
+                logger.debug(
+                    "Acknowledgements not sent; the broker will deliver the messages again",
+                    metadata: [LogKey.error: "\(error)", LogKey.count: "\(end - start)"])
+            }
+            start = end
+        }
     }
 
     /// Acknowledges one message; false when the acknowledgement could not be sent. `counted`:
