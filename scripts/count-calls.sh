@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Calls per delivery of swift_retain, swift_allocObject, malloc and Hasher._finalize (one per hash
 # computed: a dictionary or set lookup, or a key made) in the worker during one pipeline drain of
-# `herald bench` (20,000 events, 45,000 deliveries), counted with perf uprobes.
+# `herald bench` (20,000 events, 45,000 deliveries), counted with perf uprobes; then, in a second
+# drain without the probes (their traps would slow the threads and change how work coalesces),
+# the worker's system calls and context switches, counted in the threads that exist when the
+# drain starts (the Swift pool and the broker connection's thread, not the database
+# connections' threads).
 # Exact counts, unlike CPU time on this shared host: the way to compare two builds' reference
 # counting and allocations (docs/performance.md). Needs root (uprobes) and Debian's linux-perf;
 # uses the configured broker and a scratch database with the templates imported, as `herald bench`.
@@ -40,17 +44,23 @@ wait_for() { # file text seconds
     return 1
 }
 
-for binary in "${binaries[@]}"; do
-    "$binary" bench --events "$events" --rounds 1 --latency-events 10 >"$work/bench.txt" 2>&1 &
+count_drain() { # binary events output
+    "$1" bench --events "$events" --rounds 1 --latency-events 10 >"$work/bench.txt" 2>&1 &
     bench=$!
     wait_for "$work/bench.txt" "pipeline1: draining" 120
-    perf stat -x, -e "$events_list" -o "$work/counts.txt" -p "$bench" &
+    perf stat -x, -e "$2" -o "$3" -p "$bench" &
     stat=$!
     wait_for "$work/bench.txt" "latency run" 300
     kill -INT "$stat"
     wait "$stat" || true
     wait "$bench"
+}
+
+for binary in "${binaries[@]}"; do
+    count_drain "$binary" "$events_list" "$work/counts.txt"
+    count_drain "$binary" raw_syscalls:sys_enter,context-switches "$work/kernel.txt"
     printf '%s:' "$binary"
     awk -F, -v n="$deliveries" '/probe_/ { split($3, name, ":"); printf "  %s %.1f", name[2], $1 / n }' "$work/counts.txt"
+    awk -F, -v n="$deliveries" '/sys_enter|context-switches/ { k = split($3, name, ":"); printf "  %s %.2f", name[k], $1 / n }' "$work/kernel.txt"
     echo "  (per delivery)"
 done
