@@ -62,14 +62,17 @@ struct ClaimStage: Sendable {
         defer { queue.pass(claim) }
         guard let answer = await retry.run("DeliveryJournal.claim", { () async throws(StoreError) in try await claim.answer() }) else { return }
 
-        // A message twice in the chunk: the later copies join the first one's deliveries.
-        var firstCopy = [UUID: Int64](minimumCapacity: chunk.count)
+        // A message twice in the chunk: the later copies join the first one's deliveries. (Only
+        // a message the claim gave no row can be one: in the common case every message has one.)
         var repeatedInChunk: [Int: Int64] = [:]
-        for (index, planned) in chunk.enumerated() {
-            if let id = answer.messageIds[index] {
-                firstCopy[planned.key.digest] = id
-            } else if let id = firstCopy[planned.key.digest] {
-                repeatedInChunk[index] = id
+        if answer.messageIds.contains(nil) {
+            var firstCopy = [UUID: Int64](minimumCapacity: chunk.count)
+            for (index, planned) in chunk.enumerated() {
+                if let id = answer.messageIds[index] {
+                    firstCopy[planned.key.digest] = id
+                } else if let id = firstCopy[planned.key.digest] {
+                    repeatedInChunk[index] = id
+                }
             }
         }
         // Known messages: what the journal has of them.
