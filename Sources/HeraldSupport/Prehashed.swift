@@ -23,4 +23,17 @@ public struct Prehashed<Value: Hashable & Sendable>: Hashable, Sendable {
 
     @inlinable
     public func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+    /// Where a table places the key: the stored hash mixed with the table's seed by a
+    /// multiply-xorshift finalizer, so that a probe runs no `Hasher` (its set-up and SipHash
+    /// rounds were most of a lookup by a key that already has its hash). `Hashable`'s
+    /// customization point for this, as the standard library's integers use it; equal keys
+    /// have equal stored hashes, so they land alike.
+    @inlinable
+    public func _rawHashValue(seed: Int) -> Int {
+        var x = UInt64(truncatingIfNeeded: hash ^ seed)
+        x = (x ^ (x &>> 33)) &* 0xff51_afd7_ed55_8ccd
+        x = (x ^ (x &>> 33)) &* 0xc4ce_b9fe_1a85_ec53
+        return Int(truncatingIfNeeded: x ^ (x &>> 33))
+    }
 }
