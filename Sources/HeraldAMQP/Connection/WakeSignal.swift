@@ -36,10 +36,11 @@ final class WakeSignal: Sendable {
         _ = write(writeDescriptor, &byte, 1)
     }
 
-    /// Empties the pipe (called by the connection thread when `poll` finds it readable).
+    /// Empties the pipe (called by the connection thread when `poll` finds it readable). A short
+    /// read has emptied it: the writers add one byte per wake, and only this thread reads.
     func drain() {
         withUnsafeTemporaryAllocation(byteCount: 64, alignment: 1) { buffer in
-            while read(readDescriptor, buffer.baseAddress, buffer.count) > 0 {}
+            while read(readDescriptor, buffer.baseAddress, buffer.count) == buffer.count {}
         }
     }
 }

@@ -17,8 +17,8 @@ import Logging
 /// 4. read the frames that have arrived, without blocking (deliveries, confirms, returns,
 ///    cancels, channel and connection closes, blocked/unblocked): one socket read's worth;
 /// 5. `amqp_maybe_release_buffers`;
-/// 6. when no command came, nothing was sent and the read is used up, `poll` on the socket and
-///    the wake pipe for up to 50 ms (it returns at once when either has something). Heartbeats
+/// 6. when nothing was published and the read is used up, `poll` on the socket and the wake
+///    pipe for up to 50 ms (it returns at once when either has something). Heartbeats
 ///    are serviced in step 4, so the loop never stays out of the library longer than that.
 ///
 /// A library failure or a broker `connection.close` makes the loop end: every consumer stream
@@ -230,8 +230,9 @@ final class ConnectionDriver {
                 }
             }
             // Fewer frames than the budget: the turn's read is used up. Wait right away (`poll`
-            // returns at once if more came meanwhile) instead of a turn that reads nothing.
-            if commands.isEmpty, sent == 0, received < Self.readBudget {
+            // returns at once if more came meanwhile, or a command) instead of a turn that reads
+            // nothing. The commands taken were all run, their acks and publishes sent, above.
+            if sent == 0, received < Self.readBudget {
                 waitForActivity(milliseconds: closeDeadline != nil ? 10 : holdsAcks ? 5 : 50)
             }
         }
