@@ -126,12 +126,12 @@ enum FieldTableCodec {
     /// the generic element-by-element comparison was a twentieth of the connection thread).
     static func equals(_ bytes: amqp_bytes_t, _ text: String) -> Bool {
         let wire = buffer(bytes)
-        let same = text.utf8.withContiguousStorageIfAvailable { utf8 in
+        var text = text
+        return text.withUTF8 { utf8 in
             guard utf8.count == wire.count else { return false }
             guard let start = utf8.baseAddress, let other = wire.baseAddress else { return true }
             return memcmp(start, other, wire.count) == 0
         }
-        return same ?? text.utf8.elementsEqual(wire)
     }
 
     static func byteArray(_ bytes: amqp_bytes_t) -> [UInt8] {

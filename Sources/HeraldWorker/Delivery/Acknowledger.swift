@@ -18,14 +18,7 @@ struct Acknowledger: Sendable {
             let connection = messages[start].connection
             var end = start + 1
             while end < messages.endIndex, messages[end].connection === connection { end += 1 }
-            do {
-                try connection.ack(messages[start..<end].lazy.map(\.delivery))
-                metrics.acked(end - start)
-            } catch {
-                logger.debug(
-                    "Acknowledgements not sent; the broker will deliver the messages again",
-                    metadata: [LogKey.error: "\(error)", LogKey.count: "\(end - start)"])
-            }
+            send(end - start, counted: true) { () throws(AMQPError) in try connection.ack(messages[start..<end].lazy.map(\.delivery)) }
             start = end
         }
     }
@@ -35,12 +28,20 @@ struct Acknowledger: Sendable {
     /// instead).
     @discardableResult
     func ack(_ message: TrackedMessage, counted: Bool = true) -> Bool {
+        send(1, counted: counted) { () throws(AMQPError) in try message.connection.ack(message.delivery) }
+    }
+
+    /// Hands `count` acknowledgements to the connection through `body`, counting them or noting
+    /// that they were not sent.
+    private func send(_ count: Int, counted: Bool, _ body: () throws(AMQPError) -> Void) -> Bool {
         do {
-            try message.connection.ack(message.delivery)
-            if counted { metrics.acked() }
+            try body()
+            if counted { metrics.acked(count) }
             return true
         } catch {
-            logger.debug("Acknowledgement not sent; the broker will deliver the message again", metadata: [LogKey.error: "\(error)"])
+            logger.debug(
+                "Acknowledgements not sent; the broker will deliver the messages again",
+                metadata: [LogKey.error: "\(error)", LogKey.count: "\(count)"])
             return false
         }
     }

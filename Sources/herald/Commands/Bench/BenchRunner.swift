@@ -71,7 +71,7 @@ final class BenchRunner: Sendable {
         let sandboxBefore = sandbox?.cpuSeconds
         var after = before
         let (seconds, delivered, statistics) = try await drain(configuration, sender: sender) { worker in
-            try await Self.wait(until: events, of: { worker.statistics.acked + worker.statistics.deadLettered }, what: "\(name) to drain")
+            try await Self.wait(until: events, of: { Self.settled(worker) }, what: "\(name) to drain")
             // CPU while the worker's database sessions still exist (an ended process's time is
             // no longer in /proc); row counts once they have ended and published them.
             after = await probe.read()
@@ -97,10 +97,10 @@ final class BenchRunner: Sendable {
         let warmUp = min(max(rate, 500), 5_000)
         _ = try await drain(configuration, sender: NullSender()) { worker in
             try await publishSteadily(count: warmUp, rate: rate, topology: configuration.topology)
-            try await Self.wait(until: { worker.statistics.acked + worker.statistics.deadLettered >= warmUp }, what: "the latency warm-up")
+            try await Self.wait(until: warmUp, of: { Self.settled(worker) }, what: "the latency warm-up")
             let before = worker.latencyDistribution
             try await publishSteadily(count: events, rate: rate, topology: configuration.topology)
-            try await Self.wait(until: warmUp + events, of: { worker.statistics.acked + worker.statistics.deadLettered }, what: "the latency run")
+            try await Self.wait(until: warmUp + events, of: { Self.settled(worker) }, what: "the latency run")
             let histogram = Self.difference(worker.latencyDistribution, before)
             result.histogram = histogram
             result.p50Milliseconds = Self.percentile(0.50, of: histogram)
@@ -275,6 +275,9 @@ final class BenchRunner: Sendable {
         await store.close()
         return (elapsed, statistics.delivered, statistics)
     }
+
+    /// Messages the worker is done with: acknowledged or dead-lettered.
+    private static func settled(_ worker: WorkerService) -> Int { worker.statistics.acked + worker.statistics.deadLettered }
 
     /// Waits until `done()` reaches `target`: every 5 ms near the end, less often before (a
     /// quarter of the time the rate so far says is left, at most 50 ms). Each check costs the
