@@ -83,6 +83,9 @@ struct PartitionTests {
             do {
                 try await waitUntil("the second worker stands by", timeout: .seconds(20)) { second.isConsuming }
                 #expect(!second.isIngesting)
+                // The provider stops answering after a few hundred, so that the kill finds the
+                // rest in flight or unsent however fast the workers are.
+                sender.hold(at: 300)
                 try await fixture.publish((0..<events).map { TestEvents.xml(users: ["u\($0 % users)"], parameters: ["\($0)"], sequence: $0) })
                 try await waitUntil("a few hundred deliveries", timeout: .seconds(60)) { sender.count >= 300 }
                 // The process dies: from this instant nothing it sends arrives, its connections
@@ -94,6 +97,7 @@ struct PartitionTests {
                 try await WorkerFixture.join(firstTask)
                 let atKill = sender.count
                 #expect(atKill < events, "killed mid-run")
+                sender.release()
                 try await waitUntil("the second worker takes the ingest", timeout: .seconds(20)) { second.isIngesting }
                 try await waitUntil("every delivery", timeout: .seconds(90)) { Set(sender.sent.map(\.key)).count >= events }
                 try await fixture.waitUntilSettled(second, queues: Self.queues(fixture))
@@ -101,6 +105,7 @@ struct PartitionTests {
                 second.stop()
                 try await WorkerFixture.join(secondTask)
             } catch {
+                sender.release()
                 try? await proxy.shutdown()
                 firstTask.cancel()
                 second.stop()

@@ -43,6 +43,8 @@ final class RecordingSender: PushSender {
         var down: Set<Platform> = []
         /// Platforms whose provider answers this late.
         var slow: [Platform: Duration] = [:]
+        /// Sends wait once this many were recorded, until ``release()`` (nil: never).
+        var holdAt: Int?
     }
 
     /// This sender as seen by one worker of several (`name`): ``close(source:)`` makes that
@@ -57,6 +59,18 @@ final class RecordingSender: PushSender {
     }
 
     func source(_ name: String) -> Source { Source(sender: self, name: name) }
+
+    /// Sends wait, unrecorded, once `count` sends were recorded (a provider frozen at a point
+    /// the test chooses, so that a fault finds deliveries in flight however fast the worker
+    /// is), until ``release()``; a closed source's sends and cancelled sends stop waiting.
+    func hold(at count: Int) {
+        state.withLock { $0.holdAt = count }
+    }
+
+    /// Held sends go on.
+    func release() {
+        state.withLock { $0.holdAt = nil }
+    }
 
     /// Sends from worker `name` fail from now on.
     func close(source name: String) {
@@ -102,9 +116,17 @@ final class RecordingSender: PushSender {
         await send(delivery, source: nil)
     }
 
+    private func isHeld(source: String?) -> Bool {
+        state.withLock { state in
+            guard let holdAt = state.holdAt, state.sent.count >= holdAt else { return false }
+            return source.map { !state.closedSources.contains($0) } ?? true
+        }
+    }
+
     func send(_ delivery: PushDelivery, source: String?) async -> DeliveryOutcome {
         if delay > .zero { try? await Task.sleep(for: delay) }
         if let slow = state.withLock({ $0.slow[delivery.platform] }) { try? await Task.sleep(for: slow) }
+        while !Task.isCancelled, isHeld(source: source) { try? await Task.sleep(for: .milliseconds(1)) }
         return state.withLock { state in
             if let source, state.closedSources.contains(source) { return .retryAfter(nil, reason: "the process is gone") }
             let token = delivery.target.token
