@@ -12,7 +12,7 @@ enum LegacyPayloadWriter {
     /// follows `alert`.
     static func ios(body: String, event: Event, userId: String, badge: Int? = nil) -> (bytes: [UInt8], countedSize: Int) {
         var out: [UInt8] = []
-        out.reserveCapacity(96 + body.utf8.count + userId.utf8.count + event.id.utf8.count + event.params.count * 40)
+        out.reserveCapacity(96 + body.utf8.count + userId.utf8.count + event.id.utf8.count + parametersByteCount(event.params))
         out.append(literal: #"{"aps":{"acme_eid":"#)
         JSONValue.writeString(event.id, to: &out)
         out.append(literal: #","acme_params":"#)
@@ -23,7 +23,7 @@ enum LegacyPayloadWriter {
         JSONValue.writeString(body, to: &out)
         if let badge {
             out.append(literal: #","badge":"#)
-            out.append(contentsOf: String(badge).utf8)
+            out.appendDecimal(badge)
         }
         out.append(literal: "}}")
         return (out, out.count)
@@ -33,24 +33,21 @@ enum LegacyPayloadWriter {
     /// the limit counts the `data` object only (FCM's 4 KB is on the data payload). With a
     /// `badge`, `data` starts with `"badge":"N"` (FCM data values are strings).
     static func android(
-        body: String, event: Event, userId: String, token: String, android: [(key: String, value: String)], badge: Int? = nil
+        body: String, event: Event, userId: String, token: String, android: AndroidOptions, badge: Int? = nil
     ) -> (bytes: [UInt8], countedSize: Int) {
         var params: [UInt8] = []
+        params.reserveCapacity(parametersByteCount(event.params))
         writeParameters(event.params, to: &params)
         var out: [UInt8] = []
-        out.reserveCapacity(160 + body.utf8.count + userId.utf8.count + token.utf8.count + params.count * 2)
+        out.reserveCapacity(
+            128 + android.byteCountBound + event.id.utf8.count + body.utf8.count + userId.utf8.count + token.utf8.count + params.count * 2)
         out.append(literal: #"{"message":{"android":{"#)
-        for (index, member) in android.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            JSONValue.writeString(member.key, to: &out)
-            out.append(UInt8(ascii: ":"))
-            JSONValue.writeString(member.value, to: &out)
-        }
+        android.write(to: &out)
         out.append(literal: #"},"data":"#)
         let dataStart = out.count
         if let badge {
             out.append(literal: #"{"badge":""#)
-            out.append(contentsOf: String(badge).utf8)
+            out.appendDecimal(badge)
             out.append(literal: #"","eid":"#)
         } else {
             out.append(literal: #"{"eid":"#)
@@ -68,6 +65,14 @@ enum LegacyPayloadWriter {
         JSONValue.writeString(token, to: &out)
         out.append(literal: "}}")
         return (out, dataSize)
+    }
+
+    /// What ``writeParameters(_:to:)`` writes when nothing in them needs escaping: room to
+    /// reserve, so that the buffer does not grow (and copy) on the way.
+    static func parametersByteCount(_ params: [EventParameter]) -> Int {
+        params.withUnsafeBufferPointer { params in
+            params.reduce(2) { $0 + 24 + $1.name.utf8.count + $1.value.utf8.count }
+        }
     }
 
     /// `[{"name":…,"value":…},…]`.

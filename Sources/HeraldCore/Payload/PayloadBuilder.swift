@@ -209,21 +209,15 @@ public struct PayloadBuilder: Sendable {
         soundInNotification: Bool, silent: Bool = false
     ) -> JSONValue {
         var android: [String: JSONValue] = [:]
-        for (key, value) in androidOptions(metadata: metadata, deliveryKey: deliveryKey, silent: silent) { android[key] = .string(value) }
+        for (key, value) in androidOptions(metadata: metadata, deliveryKey: deliveryKey, silent: silent).members { android[key] = .string(value) }
         if soundInNotification, let sound = metadata.sound { android["notification"] = .object(["sound": .string(sound)]) }
         var message: [String: JSONValue] = ["token": .string(token), "data": data, "android": .object(android)]
         if let notification { message["notification"] = notification }
         return .object(["message": .object(message)])
     }
 
-    /// The string members of FCM's `android` object, in key order: `collapse_key` (with
-    /// ``fcmCollapseKey``), `priority`, `ttl` (when the event has one).
-    private func androidOptions(metadata: EventMetadata, deliveryKey: DeliveryKey, silent: Bool) -> [(key: String, value: String)] {
-        var options: [(key: String, value: String)] = []
-        if fcmCollapseKey { options.append(("collapse_key", deliveryKey.rawValue)) }
-        options.append(("priority", metadata.priority == .high && !silent ? "HIGH" : "NORMAL"))
-        if let ttl = metadata.timeToLiveSeconds { options.append(("ttl", "\(ttl)s")) }
-        return options
+    private func androidOptions(metadata: EventMetadata, deliveryKey: DeliveryKey, silent: Bool) -> AndroidOptions {
+        AndroidOptions(metadata: metadata, deliveryKey: deliveryKey, silent: silent, collapseKey: fcmCollapseKey)
     }
 
     private func tooLarge(_ event: Event, _ platform: Platform, _ size: Int, _ limit: Int) -> PayloadError {
