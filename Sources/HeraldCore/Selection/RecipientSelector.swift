@@ -66,13 +66,13 @@ public struct RecipientSelector: Sendable {
     private struct Criteria {
         let isBroadcast: Bool
         let users: SmallSet<String>
-        let cultures: [String]
+        let cultures: SmallSet<String>
         let zones: SmallSet<String>
         let branches: SmallSet<String>
 
         init(event: Event, policy: SelectionPolicy) throws(RecipientSelectionError) {
             var users = SmallSet<String>()
-            var cultures: [String] = []
+            var cultures = SmallSet<String>()
             var zones = SmallSet<String>()
             var branches = SmallSet<String>()
             var broadcastUser = false
@@ -81,7 +81,7 @@ public struct RecipientSelector: Sendable {
                 case .userId:
                     users.insert(filter.value)
                     broadcastUser = broadcastUser || Event.isBroadcastUserId(filter.value)
-                case .cultureId: cultures.append(filter.value.asciiLowercased)
+                case .cultureId: cultures.insert(filter.value)
                 case .zoneId: zones.insert(filter.value)
                 case .branchId: branches.insert(filter.value)
                 default: break
@@ -113,11 +113,13 @@ public struct RecipientSelector: Sendable {
             return true
         }
 
-        /// `filter` is lowercase. "ru-ru" matches "ru-RU"; "ru" matches "ru-RU" and "ru".
+        /// In any case: "ru-ru" matches "ru-RU"; "ru" matches "ru-RU" and "ru".
         static func culture(_ filter: String, matches culture: String) -> Bool {
             if filter.asciiCaseInsensitiveEquals(culture) { return true }
-            guard !filter.contains("-") else { return false }
-            let language = culture.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let dash = UInt8(ascii: "-")
+            guard !filter.utf8.contains(dash) else { return false }
+            // The language: the culture up to its first "-" (no array of parts per subscription).
+            let language = culture.utf8.firstIndex(of: dash).map { culture[..<$0] } ?? culture[...]
             return language.asciiCaseInsensitiveEquals(filter)
         }
     }

@@ -1,39 +1,54 @@
-/// A set for the few elements a single event usually has (its users, zones, branches, the
-/// devices it reached): a linear scan over an array while it is small, a hashed `Set` beyond.
-/// An event's sets are built and thrown away for every message, and at these sizes hashing each
-/// element costs more than comparing it.
+/// A set for the few elements a single event usually has (its users, cultures, zones,
+/// branches, the devices it reached): the first element inline, then a linear scan over an
+/// array while they are few, a hashed `Set` beyond. An event's sets are built and thrown away
+/// for every message; most hold one element (no allocation then), and at these sizes hashing
+/// each element costs more than comparing it.
 struct SmallSet<Element: Hashable> {
-    /// Elements in insertion order while there are at most ``linearLimit``.
-    private var few: [Element] = []
+    private var first: Element?
+    /// The elements after ``first``, in insertion order, while there are at most ``linearLimit``.
+    private var rest: [Element] = []
     private var many: Set<Element>?
 
     private static var linearLimit: Int { 8 }
 
-    var isEmpty: Bool { few.isEmpty && (many?.isEmpty ?? true) }
+    var isEmpty: Bool { first == nil && many == nil }
 
     func contains(_ element: Element) -> Bool {
         if let many { return many.contains(element) }
-        return few.contains(element)
+        return first == element || rest.contains(element)
+    }
+
+    /// Whether an element satisfies `predicate` (a linear scan however many there are).
+    func contains(where predicate: (Element) -> Bool) -> Bool {
+        if let many { return many.contains(where: predicate) }
+        guard let first else { return false }
+        return predicate(first) || rest.contains(where: predicate)
     }
 
     /// Room for `count` elements while they are few (one allocation instead of one per growth).
     mutating func reserveCapacity(_ count: Int) {
-        if many == nil { few.reserveCapacity(Swift.min(count, Self.linearLimit)) }
+        if many == nil, count > 1 { rest.reserveCapacity(Swift.min(count, Self.linearLimit) - 1) }
     }
 
     /// Adds `element`; false when it was there already.
     @discardableResult
     mutating func insert(_ element: Element) -> Bool {
         if let inserted = many?.insert(element).inserted { return inserted }
-        if few.contains(element) { return false }
-        guard few.count < Self.linearLimit else {
-            var set = Set(few)
-            set.insert(element)
-            many = set
-            few = []
+        guard let first else {
+            self.first = element
             return true
         }
-        few.append(element)
+        if first == element || rest.contains(element) { return false }
+        guard rest.count + 1 < Self.linearLimit else {
+            var set = Set(rest)
+            set.insert(first)
+            set.insert(element)
+            many = set
+            self.first = nil
+            rest = []
+            return true
+        }
+        rest.append(element)
         return true
     }
 }
