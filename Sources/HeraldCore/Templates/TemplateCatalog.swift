@@ -136,10 +136,10 @@ public struct TemplateCatalog: Sendable {
     /// own compile error).
     public func render(_ event: Event, culture: String, platform: Platform) throws(TemplateError) -> RenderedNotification {
         let entry = try resolve(eventId: event.id, culture: culture, platform: platform)
-        let parameters = event.parameterValues
+        let parameters = event.params
         func run(_ compiled: Result<TextTemplate, TemplateError>, part: String) throws(TemplateError) -> String {
             do {
-                return try compiled.get().render(parameters)
+                return try compiled.get().render(eventParameters: parameters)
             } catch {
                 var e = error
                 e.eventId = entry.template.eventId

@@ -78,17 +78,36 @@ public struct TextTemplate: Sendable, Hashable, Codable, CustomStringConvertible
 
     /// The text with `{n}` replaced by `parameters[n]`.
     public func render(_ parameters: [String]) throws(TemplateError) -> String {
+        try render(parameterCount: parameters.count) { parameters[$0] }
+    }
+
+    /// The text with `{n}` replaced by the value of the event's n-th parameter (no array of
+    /// the values per render).
+    func render(eventParameters parameters: [EventParameter]) throws(TemplateError) -> String {
+        try render(parameterCount: parameters.count) { parameters[$0].value }
+    }
+
+    /// Measures first, then writes into one allocation (appending would grow it step by step).
+    private func render(parameterCount: Int, _ parameter: (Int) -> String) throws(TemplateError) -> String {
         if segments.count == 1, case .literal(let text) = segments[0] { return text }
-        var out = ""
+        var length = 0
         for segment in segments {
             switch segment {
             case .literal(let text):
-                out += text
+                length += text.utf8.count
             case .parameter(let n):
-                guard n < parameters.count else {
-                    throw TemplateError(code: .missingParameter, reason: "placeholder {\(n)} needs \(n + 1) parameters, the event has \(parameters.count)")
+                guard n < parameterCount else {
+                    throw TemplateError(code: .missingParameter, reason: "placeholder {\(n)} needs \(n + 1) parameters, the event has \(parameterCount)")
                 }
-                out += parameters[n]
+                length += parameter(n).utf8.count
+            }
+        }
+        var out = ""
+        out.reserveCapacity(length)
+        for segment in segments {
+            switch segment {
+            case .literal(let text): out += text
+            case .parameter(let n): out += parameter(n)
             }
         }
         return out
