@@ -88,7 +88,7 @@ enum XMLEventReader {
             return false
         }
 
-        mutating func endElement(text: [UInt8], depth: Int) {
+        mutating func endElement(text: UnsafeBufferPointer<UInt8>, depth: Int) {
             guard !failed, depth == 1, let field, field.isText else { return }
             let value = String(decoding: text, as: UTF8.self)
             do throws(EventDecodingError) {

@@ -7,8 +7,8 @@ protocol XMLContentHandler {
     mutating func startElement(name: UnsafeBufferPointer<UInt8>, attributes: [XElement.Attribute], offset: Int, depth: Int) -> Bool
 
     /// The innermost open element ends: `text` is its character data (references resolved, line
-    /// ends normalised) when it was wanted, else empty.
-    mutating func endElement(text: [UInt8], depth: Int)
+    /// ends normalised) when it was wanted, else empty; valid only during the call.
+    mutating func endElement(text: UnsafeBufferPointer<UInt8>, depth: Int)
 }
 
 /// Builds the ``XElement`` tree of a document (``XMLReader/parse(_:limits:)``).
@@ -28,7 +28,7 @@ struct XMLTreeBuilder: XMLContentHandler {
         return true
     }
 
-    mutating func endElement(text: [UInt8], depth: Int) {
+    mutating func endElement(text: UnsafeBufferPointer<UInt8>, depth: Int) {
         let element = open.removeLast()
         let closed = XElement(
             name: element.name, attributes: element.attributes, children: element.children, text: String(decoding: text, as: UTF8.self),

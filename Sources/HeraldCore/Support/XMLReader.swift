@@ -37,6 +37,7 @@ struct XMLReader {
     private init(bytes: UnsafeBufferPointer<UInt8>, limits: Limits) {
         self.bytes = bytes
         self.limits = limits
+        stack.reserveCapacity(Swift.min(limits.maxDepth, 8))
     }
 
     /// The document's root element, with every descendant.
@@ -64,12 +65,21 @@ struct XMLReader {
         if let failure { throw failure }
     }
 
-    /// An open element: where its name is in the document, and its character data if wanted.
+    /// An open element: where its name is in the document, and its character data if wanted:
+    /// where it is in the document while it is one run of bytes to take as they are (the usual
+    /// case: no copy), else a copy with references resolved and line ends normalised.
     private struct Frame {
         var name: Range<Int>
         var offset: Int
         var wantsText: Bool
+        var run: Range<Int>?
         var text: [UInt8] = []
+
+        init(name: Range<Int>, offset: Int, wantsText: Bool) {
+            self.name = name
+            self.offset = offset
+            self.wantsText = wantsText
+        }
     }
 
     // MARK: - Document
@@ -123,7 +133,11 @@ struct XMLReader {
                         )
                     }
                     let frame = stack.removeLast()
-                    handler.endElement(text: frame.text, depth: stack.count)
+                    if let run = frame.run {
+                        handler.endElement(text: slice(run), depth: stack.count)
+                    } else {
+                        frame.text.withUnsafeBufferPointer { handler.endElement(text: $0, depth: stack.count) }
+                    }
                 } else {
                     let start = i
                     if sawRoot && stack.isEmpty { throw SyntaxError(offset: i, reason: "more than one root element") }
@@ -143,7 +157,7 @@ struct XMLReader {
                     let depth = stack.count
                     let wantsText = handler.startElement(name: slice(name), attributes: attributes, offset: start, depth: depth)
                     if closes {
-                        handler.endElement(text: [], depth: depth)
+                        handler.endElement(text: UnsafeBufferPointer(start: nil, count: 0), depth: depth)
                     } else {
                         stack.append(Frame(name: name, offset: start, wantsText: wantsText))
                     }
@@ -153,6 +167,10 @@ struct XMLReader {
                     throw SyntaxError(offset: i, reason: sawRoot ? "text after the root element" : "text before the root element")
                 }
                 i += 1
+            } else if stack[stack.count - 1].wantsText, stack[stack.count - 1].run == nil, stack[stack.count - 1].text.isEmpty,
+                let run = plainRun()
+            {
+                stack[stack.count - 1].run = run
             } else {
                 var text = takeText()
                 try parseCharacterData(into: &text)
@@ -166,14 +184,35 @@ struct XMLReader {
     }
 
     /// Moves the innermost element's text buffer out (the discard buffer, emptied, when its text
-    /// is not wanted), so that the parser, which mutates self, owns it alone.
+    /// is not wanted), so that the parser, which mutates self, owns it alone. A run taken as it
+    /// was is copied into it first: more text follows.
     private mutating func takeText() -> [UInt8] {
         guard stack[stack.count - 1].wantsText else {
             discarded.removeAll(keepingCapacity: true)
             return discarded
         }
-        defer { stack[stack.count - 1].text = [] }
-        return stack[stack.count - 1].text
+        var text = stack[stack.count - 1].text
+        stack[stack.count - 1].text = []
+        if let run = stack[stack.count - 1].run {
+            text.append(contentsOf: slice(run))
+            stack[stack.count - 1].run = nil
+        }
+        return text
+    }
+
+    /// Character data up to the next `<` (or the end) that is the document's bytes as they are
+    /// (no reference, no carriage return, no forbidden character): its range, with the cursor
+    /// moved past it; nil, with the cursor where it was, for any other.
+    private mutating func plainRun() -> Range<Int>? {
+        var end = i
+        while end < bytes.count {
+            let c = bytes[end]
+            if c == UInt8(ascii: "<") { break }
+            if c == UInt8(ascii: "&") || (c < 0x20 && c != 0x09 && c != 0x0A) { return nil }
+            end += 1
+        }
+        defer { i = end }
+        return i..<end
     }
 
     private mutating func putText(_ text: [UInt8]) {
