@@ -31,7 +31,7 @@ struct SharedPayloads {
         // Fields read in place (`records[index].…`): a loop over the records would copy each one.
         payloads = records.indices.map { records[$0].payload }
         digests = Array(repeating: nil, count: records.count)
-        var perMessage: [Int64: Int] = [:]
+        var perMessage = [Int64: Int](minimumCapacity: records.count)  // one table, not one per growth
         for index in records.indices where payloads[index] != nil { perMessage[records[index].messageId, default: 0] += 1 }
         guard perMessage.values.contains(where: { $0 >= Self.minimumGroup }) else { return }
         // Per message, its distinct bodies (one per platform, typically), compared byte for byte:
