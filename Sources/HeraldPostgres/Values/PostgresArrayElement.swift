@@ -29,7 +29,8 @@ extension String: PostgresArrayElement {
 
     public static func postgresArrayValue(_ elements: [String]) -> PostgresValue {
         PostgresBinaryCodec.array(
-            elements, elementType: .text, arrayType: .textArray, byteCount: { $0.utf8.count }, append: { PostgresBinaryCodec.appendUTF8(&$0, $1) })
+            elements, elementType: .text, arrayType: .textArray, byteCount: { $0.pointee.utf8.count },
+            append: { PostgresBinaryCodec.appendUTF8(&$0, $1.pointee) })
     }
 
     public static func decodePostgresArray(from cell: PostgresCell) throws(PostgresError) -> [String] {
@@ -47,7 +48,8 @@ extension Optional: PostgresArrayElement where Wrapped == String {
 
     public static func postgresArrayValue(_ elements: [String?]) -> PostgresValue {
         PostgresBinaryCodec.array(
-            elements, elementType: .text, arrayType: .textArray, byteCount: { $0?.utf8.count }, append: { PostgresBinaryCodec.appendUTF8(&$0, $1!) })
+            elements, elementType: .text, arrayType: .textArray, byteCount: { $0.pointee?.utf8.count },
+            append: { PostgresBinaryCodec.appendUTF8(&$0, $1.pointee!) })
     }
 
     public static func decodePostgresArray(from cell: PostgresCell) throws(PostgresError) -> [String?] {
@@ -61,7 +63,7 @@ extension Int: PostgresArrayElement {
 
     public static func postgresArrayValue(_ elements: [Int]) -> PostgresValue {
         PostgresBinaryCodec.array(
-            elements, elementType: .int8, arrayType: .int8Array, byteCount: { _ in 8 }, append: { PostgresBinaryCodec.appendInt64(&$0, Int64($1)) })
+            elements, elementType: .int8, arrayType: .int8Array, byteCount: { _ in 8 }, append: { PostgresBinaryCodec.appendInt64(&$0, Int64($1.pointee)) })
     }
 
     public static func decodePostgresArray(from cell: PostgresCell) throws(PostgresError) -> [Int] {
@@ -83,7 +85,7 @@ extension UUID: PostgresArrayElement {
         PostgresBinaryCodec.array(
             elements, elementType: .uuid, arrayType: .uuidArray, byteCount: { _ in 16 },
             append: { out, uuid in
-                withUnsafeBytes(of: uuid.uuid) { out.append(contentsOf: $0) }
+                withUnsafeBytes(of: uuid.pointee.uuid) { out.append(contentsOf: $0) }
             })
     }
 

@@ -24,17 +24,18 @@ enum PostgresBinaryCodec {
 
     /// A one-dimensional array (`array_recv` format); `nil` elements are NULL.
     static func array(_ elements: [[UInt8]?], elementType: PostgresDataType, arrayType: PostgresDataType) -> PostgresValue {
-        array(elements, elementType: elementType, arrayType: arrayType, byteCount: { $0?.count }, append: { $0.append(contentsOf: $1!) })
+        array(elements, elementType: elementType, arrayType: arrayType, byteCount: { $0.pointee?.count }, append: { $0.append(contentsOf: $1.pointee!) })
     }
 
     /// A one-dimensional array written straight into one buffer (no intermediate array per
     /// element): `byteCount` is an element's encoded length, `nil` for NULL; `append` writes
-    /// exactly that many bytes of a non-NULL element. The elements are read in place (a loop
-    /// over the array would copy each one out, twice: a retain apiece for strings and bytes,
-    /// and the journal's statements carry several such arrays per delivery).
+    /// exactly that many bytes of a non-NULL element. The elements are read in place, through
+    /// pointers (a loop over the array, or an element passed by value, copies each one out:
+    /// a retain and a release apiece for strings and bytes, twice, and the journal's
+    /// statements carry several such arrays per delivery).
     static func array<Element>(
-        _ elements: [Element], elementType: PostgresDataType, arrayType: PostgresDataType, byteCount: (Element) -> Int?,
-        append: (inout [UInt8], Element) -> Void
+        _ elements: [Element], elementType: PostgresDataType, arrayType: PostgresDataType, byteCount: (UnsafePointer<Element>) -> Int?,
+        append: (inout [UInt8], UnsafePointer<Element>) -> Void
     ) -> PostgresValue {
         elements.withUnsafeBufferPointer { elements in
             var lengths: [Int32] = []
@@ -42,7 +43,7 @@ enum PostgresBinaryCodec {
             var total = 20
             var hasNull = false
             for index in elements.indices {
-                if let count = byteCount(elements[index]) {
+                if let count = byteCount(elements.baseAddress! + index) {
                     lengths.append(Int32(count))
                     total += 4 + count
                 } else {
@@ -61,7 +62,7 @@ enum PostgresBinaryCodec {
                 appendInt32(&out, 1)
                 for index in elements.indices {
                     appendInt32(&out, lengths[index])
-                    if lengths[index] >= 0 { append(&out, elements[index]) }
+                    if lengths[index] >= 0 { append(&out, elements.baseAddress! + index) }
                 }
             }
             return PostgresValue(dataType: arrayType, format: .binary, bytes: out)
