@@ -89,8 +89,17 @@ public struct Event: Sendable, Codable, Hashable {
 
     /// `"0"` (also written `"00"`, `" 0 "`) is the broadcast user.
     static func isBroadcastUserId(_ value: String) -> Bool {
-        let trimmed = value.utf8.drop { $0 == 0x20 }.reversed().drop { $0 == 0x20 }
-        return !trimmed.isEmpty && trimmed.allSatisfy { $0 == UInt8(ascii: "0") }
+        // Spaces, zeros, spaces: one pass over the bytes, no views of the string to hold.
+        var sawZero = false
+        var trailing = false
+        for byte in value.utf8 {
+            switch byte {
+            case 0x20: trailing = sawZero
+            case UInt8(ascii: "0") where !trailing: sawZero = true
+            default: return false
+            }
+        }
+        return sawZero
     }
 
     public init(from decoder: any Decoder) throws { storage = try Shared(from: decoder) }

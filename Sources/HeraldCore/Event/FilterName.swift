@@ -6,13 +6,25 @@ public struct FilterName: RawRepresentable, Sendable, Codable, Hashable, CustomS
 
     /// Known names are normalised to their canonical spelling ("userid" → "UserId").
     public init(rawValue: String) {
-        if let known = FilterName.known.first(where: { $0.rawValue == rawValue })
-            ?? FilterName.known.first(where: { $0.rawValue.asciiCaseInsensitiveEquals(rawValue) })
-        {
-            self = known
-        } else {
-            self.rawValue = rawValue
+        self = FilterName.canonical(rawValue) ?? FilterName(canonical: rawValue)
+    }
+
+    /// The known name `name` spells, in its case or another. Compared with each literal, not
+    /// through ``known``: this runs for every filter of every event, and a walk over the array
+    /// copies each name out.
+    private static func canonical(_ name: String) -> FilterName? {
+        switch name {
+        case "UserId": return .userId
+        case "CultureId": return .cultureId
+        case "ZoneId": return .zoneId
+        case "BranchId": return .branchId
+        default: break
         }
+        if name.asciiCaseInsensitiveEquals("UserId") { return .userId }
+        if name.asciiCaseInsensitiveEquals("CultureId") { return .cultureId }
+        if name.asciiCaseInsensitiveEquals("ZoneId") { return .zoneId }
+        if name.asciiCaseInsensitiveEquals("BranchId") { return .branchId }
+        return nil
     }
 
     private init(canonical: String) { self.rawValue = canonical }
@@ -30,7 +42,7 @@ public struct FilterName: RawRepresentable, Sendable, Codable, Hashable, CustomS
     public static let known: [FilterName] = [.userId, .cultureId, .zoneId, .branchId]
 
     /// Whether this is one of the names of seed 000.
-    public var isKnown: Bool { FilterName.known.contains(self) }
+    public var isKnown: Bool { FilterName.canonical(rawValue) == self }
 
     public var description: String { rawValue }
 

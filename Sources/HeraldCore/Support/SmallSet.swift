@@ -15,7 +15,16 @@ struct SmallSet<Element: Hashable> {
 
     func contains(_ element: Element) -> Bool {
         if let many { return many.contains(element) }
-        return first == element || rest.contains(element)
+        return first == element || inRest(element)
+    }
+
+    /// Compares the elements in place: a walk over the array would copy each one out (a retain
+    /// and a release for every string in it).
+    private func inRest(_ element: Element) -> Bool {
+        rest.withUnsafeBufferPointer { rest in
+            for index in rest.indices where rest[index] == element { return true }
+            return false
+        }
     }
 
     /// Whether an element satisfies `predicate` (a linear scan however many there are).
@@ -38,7 +47,7 @@ struct SmallSet<Element: Hashable> {
             self.first = element
             return true
         }
-        if first == element || rest.contains(element) { return false }
+        if first == element || inRest(element) { return false }
         guard rest.count + 1 < Self.linearLimit else {
             var set = Set(rest)
             set.insert(first)

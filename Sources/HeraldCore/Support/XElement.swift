@@ -22,8 +22,13 @@ struct XElement: Sendable, Hashable {
 
 extension [XElement.Attribute] {
     /// The value of the first attribute whose name equals `name`, compared ASCII
-    /// case-insensitively (an exact match first).
+    /// case-insensitively (an exact match first). The attributes are compared in place (a
+    /// walk over the array would copy each one out): this runs for every filter and parameter
+    /// of every event.
     func value(named name: String) -> String? {
-        first { $0.name == name }?.value ?? first { $0.name.asciiCaseInsensitiveEquals(name) }?.value
+        withUnsafeBufferPointer { attributes in
+            if let index = attributes.indices.first(where: { attributes[$0].name == name }) { return attributes[index].value }
+            return attributes.indices.first { attributes[$0].name.asciiCaseInsensitiveEquals(name) }.map { attributes[$0].value }
+        }
     }
 }

@@ -5,8 +5,6 @@ import HeraldCore
 /// What the intake reads from an AMQP message besides its body: the message key, the
 /// `AvoidDublication` header and the publish time.
 enum IncomingMessage {
-    /// Seed 000's header (its spelling); `AvoidDuplication` is accepted too.
-    static let avoidDuplicationHeaders = ["AvoidDublication", "AvoidDuplication"]
     /// Milliseconds since 1970 when the producer published (RabbitMQ's `timestamp_in_ms`
     /// convention); `herald publish` sets it. Without it the AMQP `timestamp` (seconds) is used.
     static let publishedAtHeader = "timestamp_in_ms"
@@ -18,16 +16,21 @@ enum IncomingMessage {
         return DeliveryKey.messageKey(forBody: delivery.body)
     }
 
-    /// Whether the producer asked for duplicates to be dropped (`AvoidDublication: true`, as a
-    /// boolean or the string `true`).
+    /// Whether the producer asked for duplicates to be dropped: seed 000's header
+    /// `AvoidDublication` (its spelling; `AvoidDuplication` is accepted too) true, as a boolean,
+    /// the string `true` or a non-zero number.
     static func avoidsDuplication(_ delivery: AMQPDelivery) -> Bool {
-        for name in avoidDuplicationHeaders {
-            guard let value = delivery.properties.headers[name] else { continue }
+        // The table taken once and looked up by literals: this runs for every message.
+        let headers = delivery.properties.headers
+        guard !headers.isEmpty else { return false }
+        func flag(_ value: AMQPFieldValue?) -> Bool? {
+            guard let value else { return nil }
             if let flag = value.boolValue { return flag }
             if let text = value.stringValue { return text.trimmingCharacters(in: .whitespaces).lowercased() == "true" }
             if let number = value.intValue { return number != 0 }
+            return nil
         }
-        return false
+        return flag(headers["AvoidDublication"]) ?? flag(headers["AvoidDuplication"]) ?? false
     }
 
     static func publishedAt(_ delivery: AMQPDelivery) -> Date? {
