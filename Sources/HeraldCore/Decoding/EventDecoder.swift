@@ -20,11 +20,23 @@ public struct EventDecoder: Sendable {
     /// Decodes one message body. `contentType` is the AMQP `content_type` property, if any.
     public func decode(_ data: Data, contentType: String? = nil) throws(EventDecodingError) -> DecodedEvent {
         guard data.count <= limits.maxDocumentBytes else { throw tooLarge(data.count) }
-        return try decode([UInt8](data), contentType: contentType)
+        // Read where it is: every bus message comes as `Data`, and a copy into an array first
+        // cost an allocation and a copy of the body per message.
+        let decoded = data.withUnsafeBytes { raw in
+            Result { () throws(EventDecodingError) in try decode(raw.assumingMemoryBound(to: UInt8.self), contentType: contentType) }
+        }
+        return try decoded.get()
     }
 
     /// Decodes one message body. `contentType` is the AMQP `content_type` property, if any.
     public func decode(_ bytes: [UInt8], contentType: String? = nil) throws(EventDecodingError) -> DecodedEvent {
+        let decoded = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(EventDecodingError) in try decode(buffer, contentType: contentType) }
+        }
+        return try decoded.get()
+    }
+
+    private func decode(_ bytes: UnsafeBufferPointer<UInt8>, contentType: String?) throws(EventDecodingError) -> DecodedEvent {
         guard bytes.count <= limits.maxDocumentBytes else { throw tooLarge(bytes.count) }
         let format = try EventDecoder.detectFormat(bytes, contentType: contentType)
         switch format {
@@ -32,7 +44,7 @@ public struct EventDecoder: Sendable {
         case .json:
             // The JSON grammar has no BOM; a leading UTF-8 BOM is tolerated and skipped.
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { return try JSONEventReader.read(Array(bytes.dropFirst(3)), limits: limits) }
-            return try JSONEventReader.read(bytes, limits: limits)
+            return try JSONEventReader.read(Array(bytes), limits: limits)
         }
     }
 
@@ -43,6 +55,13 @@ public struct EventDecoder: Sendable {
     /// Checks the encoding and decides the format: the content type when it names XML or JSON,
     /// otherwise the first byte after an optional UTF-8 BOM and whitespace.
     public static func detectFormat(_ bytes: [UInt8], contentType: String?) throws(EventDecodingError) -> EventFormat {
+        let format = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(EventDecodingError) in try detectFormat(buffer, contentType: contentType) }
+        }
+        return try format.get()
+    }
+
+    static func detectFormat(_ bytes: UnsafeBufferPointer<UInt8>, contentType: String?) throws(EventDecodingError) -> EventFormat {
         let first = bytes.first, second = bytes.count > 1 ? bytes[1] : nil
         if (first == 0xFF && second == 0xFE) || (first == 0xFE && second == 0xFF) || bytes.starts(with: [0x00, 0x00, 0xFE, 0xFF]) {
             throw EventDecodingError(code: .unsupportedEncoding, field: "document", reason: "UTF-16/UTF-32 byte order mark; send UTF-8", offset: 0)

@@ -9,7 +9,7 @@
 /// when a field before the fault is invalid too: a field's error is kept until the whole document
 /// has parsed.
 enum XMLEventReader {
-    static func read(_ bytes: [UInt8], limits: DecodingLimits) throws(EventDecodingError) -> DecodedEvent {
+    static func read(_ bytes: UnsafeBufferPointer<UInt8>, limits: DecodingLimits) throws(EventDecodingError) -> DecodedEvent {
         var fields = FieldCollector(assembler: EventAssembler(format: .xml, limits: limits))
         do {
             try XMLReader.parse(bytes, limits: .init(maxDepth: limits.maxDepth), into: &fields)
@@ -24,7 +24,7 @@ enum XMLEventReader {
             // Name the innermost field that was open (below the root), if any.
             let field = error.openElements.count > 1 ? error.openElements.dropFirst().joined(separator: "/") : "document"
             throw EventDecodingError(
-                code: code, field: field, reason: "\(error.reason) (\(position(of: error.offset, in: bytes)))", format: .xml, offset: error.offset)
+                code: code, field: field, reason: "\(error.reason) (\(XMLReader.position(of: error.offset, in: bytes)))", format: .xml, offset: error.offset)
         }
         if let failure = fields.failure { throw failure }
         return try fields.assembler.finish(idField: "EventId", typeField: "EventType", dateTimeField: "EventDateTime")

@@ -52,17 +52,28 @@ struct XMLReader {
     /// prefix of the document when this throws.
     static func parse<Handler: XMLContentHandler>(_ bytes: [UInt8], limits: Limits, into handler: inout Handler) throws(SyntaxError) {
         let failure: SyntaxError? = bytes.withUnsafeBufferPointer { buffer in
-            var reader = XMLReader(bytes: buffer, limits: limits)
             do throws(SyntaxError) {
-                try reader.parseDocument(into: &handler)
+                try parse(buffer, limits: limits, into: &handler)
                 return nil
             } catch {
-                var error = error
-                error.openElements = reader.stack.map { reader.string(in: $0.name) }
                 return error
             }
         }
         if let failure { throw failure }
+    }
+
+    /// ``parse(_:limits:into:)`` of bytes valid for the call (a message body read in place).
+    static func parse<Handler: XMLContentHandler>(
+        _ bytes: UnsafeBufferPointer<UInt8>, limits: Limits, into handler: inout Handler
+    ) throws(SyntaxError) {
+        var reader = XMLReader(bytes: bytes, limits: limits)
+        do throws(SyntaxError) {
+            try reader.parseDocument(into: &handler)
+        } catch {
+            var error = error
+            error.openElements = reader.stack.map { reader.string(in: $0.name) }
+            throw error
+        }
     }
 
     /// An open element: where its name is in the document, and its character data if wanted:
