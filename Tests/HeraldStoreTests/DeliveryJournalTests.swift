@@ -131,6 +131,12 @@ struct DeliveryJournalTests {
             // Upper-case or short hex is not a body hash: kept as text.
             #expect(MessageKey(text: hex.uppercased()).stored.text != nil)
             #expect(MessageKey(text: "abc").stored.hash == nil)
+            for (index, byte) in ["g", "/", ":", "`", "G", " "].enumerated() {
+                var digits = Array(hex)
+                digits[index * 9] = Character(byte)
+                #expect(MessageKey(text: String(digits)).stored.hash == nil, "\(byte) at \(index * 9)")
+            }
+            #expect(MessageKey(text: hex).stored.hash?.count == 32)
         }
     }
 

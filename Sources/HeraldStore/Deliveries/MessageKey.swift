@@ -36,29 +36,28 @@ public struct MessageKey: Sendable, Hashable, CustomStringConvertible {
         var text = text
         let hash: [UInt8]? = text.withUTF8 { utf8 in
             guard utf8.count == 64 else { return nil }
-            var valid = true
+            // Every digit decoded, then one check: a non-digit decodes to a value above 15.
+            var invalid: UInt8 = 0
             let bytes = [UInt8](unsafeUninitializedCapacity: 32) { bytes, count in
                 for index in 0..<32 {
-                    guard let high = Self.nibble(utf8[2 &* index]), let low = Self.nibble(utf8[2 &* index &+ 1]) else {
-                        valid = false
-                        break
-                    }
+                    let high = Self.nibble(utf8[2 &* index]), low = Self.nibble(utf8[2 &* index &+ 1])
+                    invalid |= high | low
                     bytes.initializeElement(at: index, to: high << 4 | low)
-                    count = index &+ 1
                 }
+                count = 32
             }
-            return valid ? bytes : nil
+            return invalid & 0xF0 == 0 ? bytes : nil
         }
         return hash.map { (nil, $0) } ?? (text, nil)
     }
 
-    /// The value of a lowercase hex digit.
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        default: nil
-        }
+    /// The value of a lowercase hex digit; above 15 (0xFF) for any other byte.
+    @inline(__always)
+    private static func nibble(_ c: UInt8) -> UInt8 {
+        let digit = c &- UInt8(ascii: "0")
+        if digit < 10 { return digit }
+        let letter = c &- UInt8(ascii: "a")
+        return letter < 6 ? letter &+ 10 : 0xFF
     }
 
     /// SQL for a message row's key text (`m` being the `messages` row).
