@@ -19,21 +19,21 @@ public struct EventDecoder: Sendable {
 
     /// Decodes one message body. `contentType` is the AMQP `content_type` property, if any.
     public func decode(_ data: Data, contentType: String? = nil) throws(EventDecodingError) -> DecodedEvent {
-        guard data.count <= limits.maxDocumentBytes else { throw tooLarge(data.count) }
-        // Read where it is: every bus message comes as `Data`, and a copy into an array first
-        // cost an allocation and a copy of the body per message.
+        // Every bus message comes as `Data`: the checks and the XML reader read it where it is
+        // (a copy into an array first cost an allocation and a copy per message); the JSON
+        // reader, which works on an array, still gets a copy. `withUnsafeBytes` only rethrows:
+        // the typed error comes through a `Result`.
         let decoded = data.withUnsafeBytes { raw in
-            Result { () throws(EventDecodingError) in try decode(raw.assumingMemoryBound(to: UInt8.self), contentType: contentType) }
+            raw.withMemoryRebound(to: UInt8.self) { bytes in
+                Result { () throws(EventDecodingError) in try decode(bytes, contentType: contentType) }
+            }
         }
         return try decoded.get()
     }
 
     /// Decodes one message body. `contentType` is the AMQP `content_type` property, if any.
     public func decode(_ bytes: [UInt8], contentType: String? = nil) throws(EventDecodingError) -> DecodedEvent {
-        let decoded = bytes.withUnsafeBufferPointer { buffer in
-            Result { () throws(EventDecodingError) in try decode(buffer, contentType: contentType) }
-        }
-        return try decoded.get()
+        try bytes.withUnsafeBufferPointer { buffer throws(EventDecodingError) in try decode(buffer, contentType: contentType) }
     }
 
     private func decode(_ bytes: UnsafeBufferPointer<UInt8>, contentType: String?) throws(EventDecodingError) -> DecodedEvent {
@@ -55,10 +55,7 @@ public struct EventDecoder: Sendable {
     /// Checks the encoding and decides the format: the content type when it names XML or JSON,
     /// otherwise the first byte after an optional UTF-8 BOM and whitespace.
     public static func detectFormat(_ bytes: [UInt8], contentType: String?) throws(EventDecodingError) -> EventFormat {
-        let format = bytes.withUnsafeBufferPointer { buffer in
-            Result { () throws(EventDecodingError) in try detectFormat(buffer, contentType: contentType) }
-        }
-        return try format.get()
+        try bytes.withUnsafeBufferPointer { buffer throws(EventDecodingError) in try detectFormat(buffer, contentType: contentType) }
     }
 
     static func detectFormat(_ bytes: UnsafeBufferPointer<UInt8>, contentType: String?) throws(EventDecodingError) -> EventFormat {

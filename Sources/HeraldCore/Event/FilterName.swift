@@ -9,21 +9,14 @@ public struct FilterName: RawRepresentable, Sendable, Codable, Hashable, CustomS
         self = FilterName.canonical(rawValue) ?? FilterName(canonical: rawValue)
     }
 
-    /// The known name `name` spells, in its case or another. Compared with each literal, not
-    /// through ``known``: this runs for every filter of every event, and a walk over the array
-    /// copies each name out.
+    /// The one of ``known`` that `name` spells, in its case or another. Compared with each
+    /// name in turn, not through a walk over the array (which copies each name out): this runs
+    /// for every filter of every event.
     private static func canonical(_ name: String) -> FilterName? {
-        switch name {
-        case "UserId": return .userId
-        case "CultureId": return .cultureId
-        case "ZoneId": return .zoneId
-        case "BranchId": return .branchId
-        default: break
-        }
-        if name.asciiCaseInsensitiveEquals("UserId") { return .userId }
-        if name.asciiCaseInsensitiveEquals("CultureId") { return .cultureId }
-        if name.asciiCaseInsensitiveEquals("ZoneId") { return .zoneId }
-        if name.asciiCaseInsensitiveEquals("BranchId") { return .branchId }
+        if name.asciiCaseInsensitiveEquals(userId.rawValue) { return .userId }
+        if name.asciiCaseInsensitiveEquals(cultureId.rawValue) { return .cultureId }
+        if name.asciiCaseInsensitiveEquals(zoneId.rawValue) { return .zoneId }
+        if name.asciiCaseInsensitiveEquals(branchId.rawValue) { return .branchId }
         return nil
     }
 

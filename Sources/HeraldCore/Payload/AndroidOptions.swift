@@ -24,8 +24,9 @@ struct AndroidOptions {
         return members
     }
 
-    /// An upper bound of what ``write(to:)`` appends (a collapse key is hex: nothing to escape).
-    var byteCountBound: Int { 64 + (collapseKey?.utf8.count ?? 0) }
+    /// Room to reserve for what ``write(to:)`` appends (a collapse key is a hex digest, with
+    /// nothing to escape; more only grows the buffer).
+    var byteCountBound: Int { 72 + (collapseKey?.utf8.count ?? 0) }
 
     /// The members, in key order, as the canonical serialization writes them (no braces).
     func write(to out: inout [UInt8]) {
@@ -39,26 +40,8 @@ struct AndroidOptions {
         out.append(UInt8(ascii: "\""))
         if let ttl = timeToLiveSeconds {
             out.append(literal: #","ttl":""#)
-            out.appendDecimal(ttl)
+            out.append(contentsOf: String(ttl).utf8)  // a small string: no allocation
             out.append(literal: #"s""#)
-        }
-    }
-}
-
-extension [UInt8] {
-    /// `value` in decimal, without making a `String` of it.
-    mutating func appendDecimal(_ value: Int) {
-        if value < 0 { append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for the 20 digits of UInt64.max
-        Swift.withUnsafeMutableBytes(of: &digits) { buffer in
-            var start = buffer.count
-            repeat {
-                start -= 1
-                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            append(contentsOf: buffer[start...])
         }
     }
 }

@@ -23,7 +23,7 @@ enum LegacyPayloadWriter {
         JSONValue.writeString(body, to: &out)
         if let badge {
             out.append(literal: #","badge":"#)
-            out.appendDecimal(badge)
+            out.append(contentsOf: String(badge).utf8)
         }
         out.append(literal: "}}")
         return (out, out.count)
@@ -47,7 +47,7 @@ enum LegacyPayloadWriter {
         let dataStart = out.count
         if let badge {
             out.append(literal: #"{"badge":""#)
-            out.appendDecimal(badge)
+            out.append(contentsOf: String(badge).utf8)
             out.append(literal: #"","eid":"#)
         } else {
             out.append(literal: #"{"eid":"#)
@@ -67,8 +67,8 @@ enum LegacyPayloadWriter {
         return (out, dataSize)
     }
 
-    /// What ``writeParameters(_:to:)`` writes when nothing in them needs escaping: room to
-    /// reserve, so that the buffer does not grow (and copy) on the way.
+    /// Room to reserve for what ``writeParameters(_:to:)`` writes (exactly that when nothing in
+    /// them needs escaping), so that the buffer does not grow (and copy) on the way.
     static func parametersByteCount(_ params: [EventParameter]) -> Int {
         params.withUnsafeBufferPointer { params in
             params.reduce(2) { $0 + 24 + $1.name.utf8.count + $1.value.utf8.count }

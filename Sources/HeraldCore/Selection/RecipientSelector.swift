@@ -118,7 +118,8 @@ public struct RecipientSelector: Sendable {
             if filter.asciiCaseInsensitiveEquals(culture) { return true }
             let dash = UInt8(ascii: "-")
             guard !filter.utf8.contains(dash) else { return false }
-            // The language: the culture up to its first "-" (no array of parts per subscription).
+            // The language: the culture up to its first "-" byte (no array of parts per
+            // subscription; cultures are ASCII, the API checks them).
             let language = culture.utf8.firstIndex(of: dash).map { culture[..<$0] } ?? culture[...]
             return language.asciiCaseInsensitiveEquals(filter)
         }

@@ -21,17 +21,15 @@ struct SmallSet<Element: Hashable> {
     /// Compares the elements in place: a walk over the array would copy each one out (a retain
     /// and a release for every string in it).
     private func inRest(_ element: Element) -> Bool {
-        rest.withUnsafeBufferPointer { rest in
-            for index in rest.indices where rest[index] == element { return true }
-            return false
-        }
+        rest.withUnsafeBufferPointer { rest in rest.indices.contains { rest[$0] == element } }
     }
 
     /// Whether an element satisfies `predicate` (a linear scan however many there are).
     func contains(where predicate: (Element) -> Bool) -> Bool {
         if let many { return many.contains(where: predicate) }
         guard let first else { return false }
-        return predicate(first) || rest.contains(where: predicate)
+        if predicate(first) { return true }
+        return rest.withUnsafeBufferPointer { rest in rest.indices.contains { predicate(rest[$0]) } }
     }
 
     /// Room for `count` elements while they are few (one allocation instead of one per growth).

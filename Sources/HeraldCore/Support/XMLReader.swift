@@ -51,15 +51,7 @@ struct XMLReader {
     /// Reports the document's elements to `handler`, in document order. The handler has seen a
     /// prefix of the document when this throws.
     static func parse<Handler: XMLContentHandler>(_ bytes: [UInt8], limits: Limits, into handler: inout Handler) throws(SyntaxError) {
-        let failure: SyntaxError? = bytes.withUnsafeBufferPointer { buffer in
-            do throws(SyntaxError) {
-                try parse(buffer, limits: limits, into: &handler)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let failure { throw failure }
+        try bytes.withUnsafeBufferPointer { buffer throws(SyntaxError) in try parse(buffer, limits: limits, into: &handler) }
     }
 
     /// ``parse(_:limits:into:)`` of bytes valid for the call (a message body read in place).

@@ -22,7 +22,6 @@ enum IncomingMessage {
     static func avoidsDuplication(_ delivery: AMQPDelivery) -> Bool {
         // The table taken once and looked up by literals: this runs for every message.
         let headers = delivery.properties.headers
-        guard !headers.isEmpty else { return false }
         func flag(_ value: AMQPFieldValue?) -> Bool? {
             guard let value else { return nil }
             if let flag = value.boolValue { return flag }
