@@ -8,8 +8,9 @@
 # connections' threads).
 # Exact counts, unlike CPU time on this shared host: the way to compare two builds' reference
 # counting and allocations (docs/performance.md). The kernel counts vary from run to run with how
-# many messages one read or one wake carries: compare them over several runs. Needs root (uprobes) and Debian's linux-perf;
-# uses the configured broker and a scratch database with the templates imported, as `herald bench`.
+# many messages one read or one wake carries: compare them over several runs. Needs root
+# (uprobes) and Debian's linux-perf; uses the configured broker and a scratch database with the
+# templates imported, as `herald bench`.
 #   scripts/count-calls.sh [HERALD_BINARY...]        (default .build/release/herald)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -70,8 +70,9 @@ enum LegacyPayloadWriter {
     /// Room to reserve for what ``writeParameters(_:to:)`` writes (exactly that when nothing in
     /// them needs escaping), so that the buffer does not grow (and copy) on the way.
     static func parametersByteCount(_ params: [EventParameter]) -> Int {
+        // Read in place, by index: `reduce` over the elements would copy each one out.
         params.withUnsafeBufferPointer { params in
-            params.reduce(2) { $0 + 24 + $1.name.utf8.count + $1.value.utf8.count }
+            params.indices.reduce(2) { $0 + 24 + params[$1].name.utf8.count + params[$1].value.utf8.count }
         }
     }
 

@@ -300,12 +300,9 @@ final class BenchRunner: Sendable {
         }
     }
 
+    /// Waits until `condition` holds, checking every 5 ms (a count of one that is not there yet).
     static func wait(until condition: () -> Bool, what: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(1_800)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw BenchError("timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await wait(until: 1, of: { condition() ? 1 : 0 }, what: what)
     }
 
     /// Deletes the run's queues and devices. The journal rows stay, as in production, so that
