@@ -33,6 +33,7 @@ struct Acknowledger: Sendable {
 
     /// Hands `count` acknowledgements to the connection through `body`, counting them or noting
     /// that they were not sent.
+    @discardableResult
     private func send(_ count: Int, counted: Bool, _ body: () throws(AMQPError) -> Void) -> Bool {
         do {
             try body()
