@@ -136,6 +136,7 @@ let package = Package(
                 .embedInCode("Migrations/0001_initial.sql"), .embedInCode("Migrations/0002_journal.sql"), .embedInCode("Migrations/0003_support.sql"),
                 .embedInCode("Migrations/0004_journal_message_index.sql"),
                 .embedInCode("Migrations/0005_shared_payloads.sql"),
+                .embedInCode("Migrations/0006_device_positions_fillfactor.sql"),
             ],
             swiftSettings: strict
         ),

@@ -21,6 +21,9 @@ struct MigrationTests {
                     "dead_letters", "device_positions", "device_reads", "device_users", "devices", "event_metadata", "herald_schema_migrations", "journal",
                     "message_payloads", "messages", "templates", "user_settings",
                 ])
+            // The position counters prune their pages only when a tenth is left (version 6).
+            let options = try await database.admin.query("SELECT array_to_string(reloptions, ',') FROM pg_class WHERE relname = 'device_positions'")
+            #expect(try options.first?.decode(String.self, at: 0) == "fillfactor=90")
         }
     }
 
@@ -62,7 +65,7 @@ struct MigrationTests {
             )
             try await database.admin.execute("INSERT INTO dedupe_keys VALUES ('m9', now(), now() + interval '1 day')")
 
-            #expect(try await store.migrate() == [2, 3, 4, 5])
+            #expect(try await store.migrate() == Array(Store.migrations.map(\.version).dropFirst()))
             let log = try await store.notificationLog.entries(deviceId: "d1", after: 0)
             #expect(log.map(\.payload) == [#"{"a":1}"#])
             #expect(log.map(\.deliveryKey.rawValue) == ["k1"])

@@ -113,7 +113,9 @@ public final class PendingClaim: Sendable {
     func send(skippingKnown: Bool) {
         state.withLock { $0 = State() }
         let queue = self.queue, sequence = self.sequence, request = self.request
-        queue.connection.submit(request.sql(skippingKnown: skippingKnown), request.parameters, proceed: { queue.mayRun(sequence) }) {
+        queue.connection.submit(
+            request.sql(skippingKnown: skippingKnown), request.parameters(skippingKnown: skippingKnown), proceed: { queue.mayRun(sequence) }
+        ) {
             [self] result in
             // On the connection's thread, before the next claim is asked whether it may run.
             if case .success(let rows?) = result, (try? request.isAllNew(rows)) == true { queue.pass(sequence) }

@@ -9,7 +9,10 @@ struct ClaimRequest: Sendable {
     /// The batch's index of each distinct key, in first-seen order (a key repeated in the batch
     /// is new at its first place).
     let distinct: [Int]
-    let parameters: [any PostgresBindable]
+    /// Per message of the batch, its 1-based place in `distinct`; 0 for a repeat.
+    private let ordinals: [Int]
+    /// The messages' columns (`$1`–`$5`), the same for either statement.
+    private let messageColumns: [any PostgresBindable]
 
     init(_ batch: ClaimBatch) {
         self.batch = batch
@@ -19,26 +22,49 @@ struct ClaimRequest: Sendable {
         for (index, key) in batch.messages.enumerated() where seen.insert(key.digest).inserted {
             distinct.append(index)
         }
-        var ordinal = [Int](repeating: 0, count: batch.messages.count)  // 1-based in `distinct`; 0: a repeat
-        for (position, index) in distinct.enumerated() { ordinal[index] = position + 1 }
-        var deliveryOrdinals: [Int] = []
-        var deviceRefs: [Int] = []
+        var ordinals = [Int](repeating: 0, count: batch.messages.count)
+        for (position, index) in distinct.enumerated() { ordinals[index] = position + 1 }
         var planned = [Int](repeating: 0, count: distinct.count)
-        deliveryOrdinals.reserveCapacity(batch.deliveries.count)
-        deviceRefs.reserveCapacity(batch.deliveries.count)
-        for delivery in batch.deliveries {
-            let ord = ordinal[delivery.message]
-            deliveryOrdinals.append(ord)
-            deviceRefs.append(Int(delivery.deviceRef))
-            if ord > 0, delivery.deviceRef >= 0 { planned[ord - 1] += 1 }
+        for index in batch.deliveries.indices {
+            let ord = ordinals[batch.deliveries[index].message]
+            if ord > 0, batch.deliveries[index].deviceRef >= 0 { planned[ord - 1] += 1 }
         }
         let keys = distinct.map { batch.messages[$0].digest }
         let stored = distinct.map { batch.messages[$0].stored }
         let eventIds: [String?] = distinct.map { $0 < batch.eventIds.count ? batch.eventIds[$0] : nil }
         self.distinct = distinct
-        self.parameters = [
-            keys, stored.map(\.text), PostgresByteaArray(stored.map(\.hash)), eventIds, planned, deliveryOrdinals, deviceRefs,
-        ]
+        self.ordinals = ordinals
+        self.messageColumns = [keys, stored.map(\.text), PostgresByteaArray(stored.map(\.hash)), eventIds, planned]
+    }
+
+    /// The parameters of ``sql(skippingKnown:)``: the messages' columns, then the deliveries'.
+    /// Skipping known keys, each delivery's message ordinal and device, of which the statement
+    /// counts those of new messages. Otherwise every distinct message is new (or the statement
+    /// fails), so each device comes once, in ascending order (one lock order for concurrent
+    /// claims), with the number of positions it takes.
+    func parameters(skippingKnown: Bool) -> [any PostgresBindable] {
+        let deliveries = batch.deliveries
+        if skippingKnown {
+            return messageColumns + [deliveries.indices.map { ordinals[deliveries[$0].message] }, deliveries.indices.map { Int(deliveries[$0].deviceRef) }]
+        }
+        var devices: [Int] = []
+        devices.reserveCapacity(deliveries.count)
+        for index in deliveries.indices where ordinals[deliveries[index].message] > 0 && deliveries[index].deviceRef >= 0 {
+            devices.append(Int(deliveries[index].deviceRef))
+        }
+        devices.sort()
+        var refs: [Int] = [], counts: [Int] = []
+        refs.reserveCapacity(devices.count)
+        counts.reserveCapacity(devices.count)
+        for device in devices {
+            if refs.last == device {
+                counts[counts.count - 1] += 1
+            } else {
+                refs.append(device)
+                counts.append(1)
+            }
+        }
+        return messageColumns + [refs, counts]
     }
 
     /// Claims through `send` (the claim statement on some connection, skipping known keys or

@@ -11,5 +11,7 @@ enum StoreMigrations {
         Migration(version: 3, name: "support", sql: String(decoding: PackageResources._003_support_sql, as: UTF8.self)),
         Migration(version: 4, name: "journal message index", sql: String(decoding: PackageResources._004_journal_message_index_sql, as: UTF8.self)),
         Migration(version: 5, name: "shared payloads", sql: String(decoding: PackageResources._005_shared_payloads_sql, as: UTF8.self)),
+        Migration(
+            version: 6, name: "device positions fillfactor", sql: String(decoding: PackageResources._006_device_positions_fillfactor_sql, as: UTF8.self)),
     ]
 }
