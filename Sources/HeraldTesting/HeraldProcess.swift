@@ -18,8 +18,9 @@ public final class HeraldProcess: @unchecked Sendable {
         let stamp = UUID().uuidString.prefix(8)
         stdoutFile = outputDirectory.appendingPathComponent("\(name)-\(stamp).out")
         stderrFile = outputDirectory.appendingPathComponent("\(name)-\(stamp).err")
-        FileManager.default.createFile(atPath: stdoutFile.path, contents: nil)
-        FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+        for file in [stdoutFile, stderrFile] where !FileManager.default.createFile(atPath: file.path, contents: nil) {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
+        }
         process = Process()
         process.executableURL = HeraldCLI.executable
         process.arguments = arguments
