@@ -105,11 +105,13 @@ struct ClaimRequest: Sendable {
             default: reads[a, default: [:]][try row.decode(String.self, at: 3)] = Int64(b)
             }
         }
-        var positions = [Int64?](repeating: nil, count: batch.deliveries.count)
-        for (index, delivery) in batch.deliveries.enumerated() where ids[delivery.message] != nil {
-            guard let position = next[delivery.deviceRef] else { continue }
-            positions[index] = position
-            next[delivery.deviceRef] = position + 1
+        // By index: a `for delivery in` loop copies each delivery (its user id retained).
+        let deliveries = batch.deliveries
+        var positions = [Int64?](repeating: nil, count: deliveries.count)
+        for index in deliveries.indices where ids[deliveries[index].message] != nil {
+            guard let slot = next.index(forKey: deliveries[index].deviceRef) else { continue }  // one hash, read and bumped in place
+            positions[index] = next.values[slot]
+            next.values[slot] += 1
         }
         let unread = batch.countsUnread ? DeliveryJournal.unread(batch.deliveries, positions: positions, reads: reads) : []
         return ClaimAnswer(messageIds: ids, positions: positions, unread: unread)
