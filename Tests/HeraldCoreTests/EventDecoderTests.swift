@@ -54,6 +54,10 @@ import Testing
         #expect(try decode(SeedSamples.json, contentType: "application/json").format == .json)
         #expect(try decode(SeedSamples.json, contentType: "application/octet-stream").format == .json)
         #expect(try decode("\u{FEFF}" + SeedSamples.json).event == SeedSamples.event)
+        #expect(try decoder.decode(Data(("\u{FEFF}" + SeedSamples.json).utf8)).event == SeedSamples.event)
+        // A JSON error's position counts from after the byte order mark.
+        let broken = try #require(failure("\u{FEFF}{\n  \"EventId\": }"))
+        #expect(broken.code == .malformedDocument && broken.description.contains("line 2, column 14"), "\(broken)")
         #expect(try decode("\u{FEFF}" + SeedSamples.xml).event == SeedSamples.event)
         let declared = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n" + SeedSamples.xml
         #expect(try decode(declared).event == SeedSamples.event)

@@ -19,10 +19,9 @@ public struct EventDecoder: Sendable {
 
     /// Decodes one message body. `contentType` is the AMQP `content_type` property, if any.
     public func decode(_ data: Data, contentType: String? = nil) throws(EventDecodingError) -> DecodedEvent {
-        // Every bus message comes as `Data`: the checks and the XML reader read it where it is
-        // (a copy into an array first cost an allocation and a copy per message); the JSON
-        // reader, which works on an array, still gets a copy. `withUnsafeBytes` only rethrows:
-        // the typed error comes through a `Result`.
+        // Every bus message comes as `Data`: the checks and both readers read it where it is (a
+        // copy into an array first cost an allocation and a copy per message). `withUnsafeBytes`
+        // only rethrows: the typed error comes through a `Result`.
         let decoded = data.withUnsafeBytes { raw in
             raw.withMemoryRebound(to: UInt8.self) { bytes in
                 Result { () throws(EventDecodingError) in try decode(bytes, contentType: contentType) }
@@ -43,8 +42,8 @@ public struct EventDecoder: Sendable {
         case .xml: return try XMLEventReader.read(bytes, limits: limits)
         case .json:
             // The JSON grammar has no BOM; a leading UTF-8 BOM is tolerated and skipped.
-            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { return try JSONEventReader.read(Array(bytes.dropFirst(3)), limits: limits) }
-            return try JSONEventReader.read(Array(bytes), limits: limits)
+            let hasBOM = bytes.starts(with: [0xEF, 0xBB, 0xBF])
+            return try JSONEventReader.read(hasBOM ? UnsafeBufferPointer(rebasing: bytes[3...]) : bytes, limits: limits)
         }
     }
 

@@ -4,14 +4,14 @@
 /// duplicate. `EventFilters`/`EventParams` are arrays of `{"Name", "Value"}`; a value may be a
 /// string or a number (kept as its literal text); `null` for either array means empty.
 enum JSONEventReader {
-    static func read(_ bytes: [UInt8], limits: DecodingLimits) throws(EventDecodingError) -> DecodedEvent {
+    static func read(_ bytes: UnsafeBufferPointer<UInt8>, limits: DecodingLimits) throws(EventDecodingError) -> DecodedEvent {
         let root: JSONValue
         do {
             root = try JSONParser.parse(bytes, limits: .init(maxDepth: limits.maxDepth))
         } catch {
             throw EventDecodingError(
                 code: error.code == .tooDeep ? .limitExceeded : .malformedDocument, field: "document",
-                reason: "\(error.reason) (\(XMLEventReader.position(of: error.offset, in: bytes)))", format: .json, offset: error.offset
+                reason: "\(error.reason) (\(XMLReader.position(of: error.offset, in: bytes)))", format: .json, offset: error.offset
             )
         }
         var a = EventAssembler(format: .json, limits: limits)
