@@ -61,6 +61,9 @@ struct BenchResult: Codable, Sendable {
         var seconds = 0.0
         var workerCPUMicroseconds: Double?
         var sandboxCPUMicroseconds: Double?
+        /// The worker's peak RSS during the broadcast: the broadcast audience's snapshot of every
+        /// deliverable subscription, and the deliveries in flight.
+        var peakRSSMegabytes: Double?
     }
 
     struct Backlog: Codable, Sendable {
@@ -189,7 +192,7 @@ struct BenchResult: Codable, Sendable {
         }
         for run in broadcasts {
             lines.append(
-                "  broadcast to \(run.devices) devices, \(run.label): every delivery recorded after \(String(format: "%.2f s", run.seconds)) (\(run.deliveries) sent)"
+                "  broadcast to \(run.devices) devices, \(run.label): every delivery recorded after \(String(format: "%.2f s", run.seconds)) (\(run.deliveries) sent), peak RSS \(run.peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")"
             )
         }
         if let backlog {

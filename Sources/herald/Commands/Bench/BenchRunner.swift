@@ -157,6 +157,7 @@ final class BenchRunner: Sendable {
         let sandboxBefore = sandbox?.cpuSeconds
         var result = BenchResult.Broadcast(label: label, devices: devices)
         let before = await probe.read()
+        Self.resetPeakRSS()
         let (_, delivered, _) = try await drain(configuration, sender: sender) { worker in
             let published = ContinuousClock.now
             try await amqp.publish(
@@ -169,6 +170,7 @@ final class BenchRunner: Sendable {
             result.seconds = (ContinuousClock.now - published).seconds
         }
         result.deliveries = delivered
+        result.peakRSSMegabytes = Self.peakRSSMegabytes()
         result.workerCPUMicroseconds = BenchProbe.costs(from: before, to: await probe.read(), deliveries: delivered).workerCPUMicroseconds
         if let sandboxBefore, let after = sandbox?.cpuSeconds, delivered > 0 {
             result.sandboxCPUMicroseconds = (after - sandboxBefore) / Double(delivered) * 1e6
