@@ -21,9 +21,16 @@ deliveries=45000 # the bench workload: 2.25 deliveries per event
 
 swift_core=$(ldd "${binaries[0]}" | awk '/libswiftCore/ {print $3}')
 jemalloc=$(ldd "${binaries[0]}" | awk '/libjemalloc/ {print $3}')
+work=$(mktemp -d)
+cleanup() {
+    rm -rf "$work"
+    for probe in "${added[@]}"; do perf probe -q -d "$probe" 2>/dev/null || true; done
+}
+trap cleanup EXIT
 probes=()
+added=() # the probes this run defined (one that was there before stays), removed on exit
 add_probe() { # library function event
-    perf probe -q -x "$1" --add "$2" 2>/dev/null || true
+    if perf probe -q -x "$1" --add "$2" 2>/dev/null; then added+=("$3"); fi
     probes+=("$3")
 }
 add_probe "$swift_core" swift_retain probe_libswiftCore:swift_retain
@@ -35,8 +42,6 @@ events_list=$(
     echo "${probes[*]}"
 )
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 wait_for() { # file text seconds
     for _ in $(seq 1 $(($3 * 20))); do
         grep -q "$2" "$1" && return 0
