@@ -42,8 +42,7 @@ public struct EventDecoder: Sendable {
         case .xml: return try XMLEventReader.read(bytes, limits: limits)
         case .json:
             // The JSON grammar has no BOM; a leading UTF-8 BOM is tolerated and skipped.
-            let hasBOM = bytes.starts(with: [0xEF, 0xBB, 0xBF])
-            return try JSONEventReader.read(hasBOM ? UnsafeBufferPointer(rebasing: bytes[3...]) : bytes, limits: limits)
+            return try JSONEventReader.read(UnsafeBufferPointer(rebasing: bytes[UTF8Validator.byteOrderMarkLength(bytes)...]), limits: limits)
         }
     }
 
@@ -75,7 +74,7 @@ public struct EventDecoder: Sendable {
             throw EventDecodingError(code: .invalidUTF8, field: "document", reason: "invalid UTF-8 at byte \(bad)", offset: bad)
         }
         if let contentType, let format = EventFormat(contentType: contentType) { return format }
-        var k = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
+        var k = UTF8Validator.byteOrderMarkLength(bytes)
         while k < bytes.count, bytes[k] == 0x20 || bytes[k] == 0x09 || bytes[k] == 0x0A || bytes[k] == 0x0D { k += 1 }
         guard k < bytes.count else {
             throw EventDecodingError(code: .unknownFormat, field: "document", reason: "empty document")

@@ -3,6 +3,12 @@
 /// step can copy byte ranges into `String`s without repair and so that invalid input is rejected
 /// with the offset of the first bad byte instead of being silently replaced with U+FFFD.
 enum UTF8Validator {
+    /// The length of a leading UTF-8 byte order mark (EF BB BF): 3, or 0 without one. Tolerated
+    /// at the start of either document format, and skipped.
+    static func byteOrderMarkLength(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
+    }
+
     /// The offset of the first byte that is not part of a well-formed UTF-8 sequence, or `nil`
     /// when the whole buffer is valid.
     static func firstInvalidOffset(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {

@@ -88,7 +88,7 @@ struct XMLReader {
     // MARK: - Document
 
     private mutating func parseDocument<Handler: XMLContentHandler>(into handler: inout Handler) throws(SyntaxError) {
-        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { i = 3 }
+        i = UTF8Validator.byteOrderMarkLength(bytes)
         if startsWith("<?xml"), i + 5 < bytes.count, isWhitespace(bytes[i + 5]) {
             try parseDeclaration()
         }

@@ -13,6 +13,9 @@ struct ClaimRequest: Sendable {
     private let ordinals: [Int]
     /// The messages' columns (`$1`–`$5`), the same for either statement.
     private let messageColumns: [any PostgresBindable]
+    /// The device of each delivery that takes a position if its message is new (planned, in
+    /// batch order).
+    private let plannedDevices: [Int]
 
     init(_ batch: ClaimBatch) {
         self.batch = batch
@@ -25,15 +28,20 @@ struct ClaimRequest: Sendable {
         var ordinals = [Int](repeating: 0, count: batch.messages.count)
         for (position, index) in distinct.enumerated() { ordinals[index] = position + 1 }
         var planned = [Int](repeating: 0, count: distinct.count)
+        var plannedDevices: [Int] = []
+        plannedDevices.reserveCapacity(batch.deliveries.count)
         for index in batch.deliveries.indices {
-            let ord = ordinals[batch.deliveries[index].message]
-            if ord > 0, batch.deliveries[index].deviceRef >= 0 { planned[ord - 1] += 1 }
+            let ord = ordinals[batch.deliveries[index].message], deviceRef = batch.deliveries[index].deviceRef
+            guard ord > 0, deviceRef >= 0 else { continue }
+            planned[ord - 1] += 1
+            plannedDevices.append(Int(deviceRef))
         }
         let keys = distinct.map { batch.messages[$0].digest }
         let stored = distinct.map { batch.messages[$0].stored }
         let eventIds: [String?] = distinct.map { $0 < batch.eventIds.count ? batch.eventIds[$0] : nil }
         self.distinct = distinct
         self.ordinals = ordinals
+        self.plannedDevices = plannedDevices
         self.messageColumns = [keys, stored.map(\.text), PostgresByteaArray(stored.map(\.hash)), eventIds, planned]
     }
 
@@ -47,12 +55,7 @@ struct ClaimRequest: Sendable {
         if skippingKnown {
             return messageColumns + [deliveries.indices.map { ordinals[deliveries[$0].message] }, deliveries.indices.map { Int(deliveries[$0].deviceRef) }]
         }
-        var devices: [Int] = []
-        devices.reserveCapacity(deliveries.count)
-        for index in deliveries.indices where ordinals[deliveries[index].message] > 0 && deliveries[index].deviceRef >= 0 {
-            devices.append(Int(deliveries[index].deviceRef))
-        }
-        devices.sort()
+        let devices = plannedDevices.sorted()
         var refs: [Int] = [], counts: [Int] = []
         refs.reserveCapacity(devices.count)
         counts.reserveCapacity(devices.count)
