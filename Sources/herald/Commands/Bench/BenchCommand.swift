@@ -45,6 +45,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Devices a broadcast event of the workload reaches.")
     var broadcastDevices: Int = 20
 
+    @Option(help: "Groups of broadcast devices: the providers runs are repeated with the broadcasts taking turns on them (1: no such runs).")
+    var broadcastGroups: Int = 50
+
     @Option(help: "Lanes of the pipeline (worker.threads).")
     var threads: Int = 256
 
@@ -94,8 +97,10 @@ struct BenchCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        guard events > 0, users >= 3, broadcastDevices >= 1, broadcastDevices <= users, threads >= 1, (1...65_535).contains(prefetch) else {
-            throw ValidationError("events, users (≥ 3), broadcast devices (≤ users), threads and prefetch must be positive")
+        guard events > 0, users >= 3, broadcastDevices >= 1, broadcastGroups >= 1, threads >= 1,
+            (1...65_535).contains(prefetch)
+        else {
+            throw ValidationError("events, users (≥ 3), broadcast devices (≤ users) and groups, threads and prefetch must be positive")
         }
         guard rounds >= 1, latencyEvents >= 1, latencyRate >= 1, lanesEvents >= 1, providerEvents >= 1, broadcast >= 0, backlog >= 0 else {
             throw ValidationError("rounds, latency events and rate, lanes events and provider events must be positive")
@@ -122,7 +127,8 @@ struct BenchCommand: AsyncParsableCommand {
         var logger = configuredLogger
         if settings.string(.logLevel) == nil { logger.logLevel = .warning }
         let runID = String(UInt32.random(in: .min ... .max), radix: 16)
-        let workload = BenchWorkload(runID: runID, users: users, broadcastDevices: broadcastDevices, eventId: eventId)
+        var workload = BenchWorkload(runID: runID, users: users, broadcastDevices: broadcastDevices, eventId: eventId)
+        workload.broadcastGroups = min(broadcastGroups, users / broadcastDevices)
         var base = try RuntimeSettings.worker(settings)
         base.topology = HeraldTopology(queue: "herald.bench.\(runID)", queueType: base.topology.queueType)
         base.lanes = threads
@@ -216,13 +222,18 @@ struct BenchCommand: AsyncParsableCommand {
                 runner.progress("providers: herald sandbox answering after \(delay)")
                 let sandbox = try await BenchSandbox(responseDelay: delay)
                 do {
-                    var run = try await runner.pipeline(
-                        "providers\(Int(delay.seconds * 1000))", events: providerEvents, lanes: threads,
-                        sender: try sandbox.providerSender(logger: runner.logger),
-                        sandbox: sandbox
-                    )
-                    run.sandboxDelayMilliseconds = delay.seconds * 1000
-                    result.providers.append(run)
+                    for spread in workload.broadcastGroups > 1 ? [false, true] : [false] {
+                        var run = try await runner.pipeline(
+                            "providers\(Int(delay.seconds * 1000))\(spread ? "-spread" : "")", events: providerEvents, lanes: threads,
+                            sender: try sandbox.providerSender(logger: runner.logger), sandbox: sandbox, spread: spread
+                        )
+                        run.sandboxDelayMilliseconds = delay.seconds * 1000
+                        run.broadcastGroups = spread ? workload.broadcastGroups : 1
+                        run.perUserOrderBound = workload.perUserOrderBound(roundTrip: delay, spread: spread).map {
+                            $0 * Double(run.deliveries) / Double(run.events)
+                        }
+                        result.providers.append(run)
+                    }
                     if broadcastDevices > 0, delay == .zero {
                         runner.progress("broadcast to \(broadcastDevices) devices, APNs/FCM senders to the sandbox")
                         result.broadcasts.append(

@@ -38,6 +38,10 @@ struct BenchResult: Codable, Sendable {
         var lanes: Int?
         var sandboxDelayMilliseconds: Double?
         var sandboxCPUMicroseconds: Double?
+        /// Groups the broadcasts took turns on (1: all to the same devices; see ``BenchWorkload``).
+        var broadcastGroups: Int?
+        /// Deliveries a second that per-user order allows at the sandbox's delay (nil at 0 ms).
+        var perUserOrderBound: Double?
         var failed: Int?
     }
 
@@ -181,13 +185,19 @@ struct BenchResult: Codable, Sendable {
         }
         if !providers.isEmpty {
             lines.append("")
-            lines.append("  real APNs/FCM senders → herald sandbox     deliveries/s   worker CPU/delivery   sandbox CPU/delivery")
+            lines.append(
+                "  real APNs/FCM senders → herald sandbox     deliveries/s   in flight   worker CPU/delivery   sandbox CPU/delivery   order bound"
+            )
             for run in providers {
-                let label = "sandbox answering after \(String(format: "%.0f", run.sandboxDelayMilliseconds ?? 0)) ms"
+                let delay = (run.sandboxDelayMilliseconds ?? 0) / 1000
+                var label = "sandbox answering after \(String(format: "%.0f", delay * 1000)) ms"
+                if let groups = run.broadcastGroups, groups > 1 { label = "  … broadcasts over \(groups) groups" }
+                let inFlight = delay > 0 ? f(run.deliveryRate * delay, 0, 0) : "-"
                 lines.append(
-                    "  \(label.padding(toLength: 41, withPad: " ", startingAt: 0))\(f(run.deliveryRate, 14, 0))   \(us(run.costs.workerCPUMicroseconds).leftPad(19))   \(us(run.sandboxCPUMicroseconds).leftPad(20))\(run.failed.map { $0 > 0 ? "  (\($0) not sent)" : "" } ?? "")"
+                    "  \(label.padding(toLength: 41, withPad: " ", startingAt: 0))\(f(run.deliveryRate, 14, 0))   \(inFlight.leftPad(9))   \(us(run.costs.workerCPUMicroseconds).leftPad(19))   \(us(run.sandboxCPUMicroseconds).leftPad(20))   \((run.perUserOrderBound.map { f($0, 0, 0) } ?? "-").leftPad(11))\(run.failed.map { $0 > 0 ? "  (\($0) not sent)" : "" } ?? "")"
                 )
             }
+            lines.append("  (in flight: deliveries/s × the delay; order bound: deliveries/s that one push in flight per user allows at that delay)")
             if let null = pipeline { lines.append("  (null sender, same pipeline: \(f(null.deliveryRate, 0, 0)) deliveries/s)") }
         }
         for run in broadcasts {

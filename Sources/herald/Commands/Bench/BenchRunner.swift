@@ -60,12 +60,15 @@ final class BenchRunner: Sendable {
         return BenchResult.Bare(seconds: seconds, rate: Double(events) / seconds)
     }
 
-    /// `events` of the workload published, then drained by a worker with `sender`: rates and
-    /// costs per delivery.
-    func pipeline(_ name: String, events: Int, lanes: Int, sender: any PushSender, sandbox: BenchSandbox? = nil) async throws -> BenchResult.Run {
+    /// `events` of the workload published (with `spread`, the broadcasts taking turns on the
+    /// groups), then drained by a worker with `sender`: rates and costs per delivery.
+    func pipeline(
+        _ name: String, events: Int, lanes: Int, sender: any PushSender, sandbox: BenchSandbox? = nil, spread: Bool = false
+    ) async throws -> BenchResult.Run {
         let configuration = try await topology(name, lanes: lanes)
         progress("\(name): publishing \(events) events")
-        try await publish(count: events, exchange: configuration.topology.exchange, routingKey: configuration.topology.routingKey, salt: salt(name))
+        try await publish(
+            count: events, exchange: configuration.topology.exchange, routingKey: configuration.topology.routingKey, salt: salt(name), spread: spread)
         progress("\(name): draining")
         let before = await probe.read(settleStatistics: true)
         let sandboxBefore = sandbox?.cpuSeconds
@@ -218,11 +221,11 @@ final class BenchRunner: Sendable {
 
     private func salt(_ name: String) -> Int { Int(UInt32(truncatingIfNeeded: name.hashValue)) }
 
-    private func publish(count: Int, exchange: String, routingKey: String, salt: Int) async throws {
+    private func publish(count: Int, exchange: String, routingKey: String, salt: Int, spread: Bool = false) async throws {
         let properties = AMQPProperties(contentType: "application/xml", deliveryMode: .persistent)
         for start in stride(from: 0, to: count, by: 5_000) {
             let batch = (start..<min(count, start + 5_000)).map {
-                AMQPOutgoingMessage(exchange: exchange, routingKey: routingKey, body: workload.body($0, salt: salt), properties: properties)
+                AMQPOutgoingMessage(exchange: exchange, routingKey: routingKey, body: workload.body($0, salt: salt, spread: spread), properties: properties)
             }
             try await amqp.publishBatch(batch)
         }

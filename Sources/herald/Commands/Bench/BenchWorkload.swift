@@ -3,21 +3,31 @@ import HeraldCore
 import HeraldStore
 
 /// The benchmark's devices and events: `users` users with one device each (iOS and Android
-/// alternating, ru-RU), all in the run's own zone; the first `broadcastDevices` also in the
-/// run's branch. Events are a mix of single-user, three-user and broadcast events (the
-/// broadcast filtered to the run's zone and branch, so that it reaches `broadcastDevices`
-/// devices whatever else the database holds). Bodies are seed 000 XML, unique by timestamp.
+/// alternating, ru-RU), all in the run's own zone; the first `broadcastDevices` ×
+/// `broadcastGroups` also in one of the run's broadcast branches, `broadcastDevices` in each.
+/// Events are a mix of single-user, three-user and broadcast events (a broadcast is filtered to
+/// the run's zone and to one branch, so that it reaches `broadcastDevices` devices whatever else
+/// the database holds). Bodies are seed 000 XML, unique by timestamp.
+///
+/// The workload of record sends every broadcast to the first group. Each of its devices then
+/// gets a push in one event of 20, and per-user order gives a user one push in flight at a
+/// time: when a push takes a round trip `t`, a run cannot pass 20 ÷ `t` events a second
+/// (``perUserOrderBound(roundTrip:spread:)``). A spread run's broadcasts take turns on the
+/// groups instead, so that a provider's round trip bounds each user `broadcastGroups` times
+/// less.
 struct BenchWorkload: Sendable {
     let runID: String
     let users: Int
     let broadcastDevices: Int
+    var broadcastGroups = 1
     let eventId: String
     /// Percent of events that are three-user and broadcast events (the rest are single-user).
     let multiUserPercent = 15
     let broadcastPercent = 5
 
     var zone: String { "bench-\(runID)" }
-    var branch: String { "bench-\(runID)-b" }
+    /// The branch of the broadcast group `group`.
+    func branch(_ group: Int) -> String { group == 0 ? "bench-\(runID)-b" : "bench-\(runID)-b\(group)" }
     /// The branch of the devices of the large broadcast (`herald bench --broadcast`).
     var broadcastBranch: String { "bench-\(runID)-bb" }
 
@@ -29,7 +39,7 @@ struct BenchWorkload: Sendable {
             let token = ios ? String(format: "%064x", n) : "bench-\(runID)-fcm-\(n)"
             return DeviceRegistration(
                 deviceId: "bench-\(runID)-d\(n)", platform: ios ? .ios : .android, token: token, culture: "ru-RU", userId: userId(n),
-                zoneId: zone, branchId: n < broadcastDevices ? branch : nil
+                zoneId: zone, branchId: n < broadcastDevices * broadcastGroups ? branch(n / broadcastDevices) : nil
             )
         }
     }
@@ -45,6 +55,15 @@ struct BenchWorkload: Sendable {
 
     enum Kind { case single, multi, broadcast }
 
+    /// The most events a second that per-user order allows when each push takes `roundTrip`
+    /// (nil for no round trip): a broadcast device gets one push in `100 ÷ broadcastPercent`
+    /// events (times the groups when `spread`) and has at most one in flight.
+    func perUserOrderBound(roundTrip: Duration, spread: Bool) -> Double? {
+        let seconds = Double(roundTrip.components.seconds) + Double(roundTrip.components.attoseconds) / 1e18
+        guard seconds > 0 else { return nil }
+        return Double(100 / broadcastPercent * (spread ? broadcastGroups : 1)) / seconds
+    }
+
     func kind(_ index: Int) -> Kind {
         let bucket = index % 100
         if bucket < broadcastPercent { return .broadcast }
@@ -52,8 +71,9 @@ struct BenchWorkload: Sendable {
         return .single
     }
 
-    /// The body of event `index` of a run (`salt` keeps bodies of different runs apart).
-    func body(_ index: Int, salt: Int) -> Data {
+    /// The body of event `index` of a run (`salt` keeps bodies of different runs apart); with
+    /// `spread`, broadcasts take turns on the groups.
+    func body(_ index: Int, salt: Int, spread: Bool = false) -> Data {
         var rng = SplitMix(seed: UInt64(index &* 7919 &+ salt))
         var filters = ""
         switch kind(index) {
@@ -62,7 +82,8 @@ struct BenchWorkload: Sendable {
         case .multi:
             for _ in 0..<3 { filters += #"<Filter name="UserId" value="\#(userId(Int(rng.next() % UInt64(users))))" />"# }
         case .broadcast:
-            filters = #"<Filter name="UserId" value="0" /><Filter name="BranchId" value="\#(branch)" />"#
+            let group = spread ? (index / 100 * broadcastPercent + index % 100) % broadcastGroups : 0
+            filters = #"<Filter name="UserId" value="0" /><Filter name="BranchId" value="\#(branch(group))" />"#
         }
         filters += #"<Filter name="CultureId" value="ru-RU" /><Filter name="ZoneId" value="\#(zone)" />"#
         let fraction = String(format: "%07d", (index * 13 + salt) % 10_000_000)
