@@ -191,6 +191,7 @@ final class DeliveryEngine: Sendable {
     ) {
         // A slow answer: as late as the turn that took it (one clock reading per turn).
         let slow = state.gates.isSlow(sentAt: delivery.sentAt, now: state.clock)
+        if let sentAt = delivery.sentAt { state.outcomes.answered(delivery.recipient.subscription.platform, after: state.clock - sentAt) }
         // No breaker exists and the provider answered in time: nothing to count, nothing is blocked.
         if outcome.isProviderFault || slow || state.gates.isWatching {
             let provider = ProviderGates.Key(delivery.recipient)

@@ -13,6 +13,8 @@ import Synchronization
 /// `herald_messages_no_recipients_total`, `herald_deliveries_total{outcome}` (sent, token_dead,
 /// failed, skipped, abandoned), `herald_delivery_retries_total`, `herald_deliveries_in_flight`,
 /// `herald_messages_in_flight`, `herald_publish_to_sent_seconds` (timer),
+/// `herald_provider_answer_seconds{provider}` (timer: from the engine's sending a delivery to its
+/// taking the provider's answer, so the client's queue and the provider's round trip),
 /// `herald_connections_total`; for provider outages `herald_circuit_state{provider,app}` (0
 /// closed, 1 open, 2 half-open), `herald_deliveries_waiting{provider}` (parked for a retry or
 /// held for a probe, in this process), `herald_deliveries_deferred_total{provider}` and
@@ -39,6 +41,15 @@ final class WorkerMetrics: Sendable {
     private let deferredMetrics = Platform.allCases.map { Counter(label: "herald_deliveries_deferred_total", dimensions: [("provider", $0.provider)]) }
     private let waitingMetrics = Platform.allCases.map { Gauge(label: "herald_deliveries_waiting", dimensions: [("provider", $0.provider)]) }
     let latency = LatencyHistogram()
+    private static let platforms = Platform.allCases
+    /// The providers' answer times (``Outcomes/answered(_:after:)``), one histogram and one timer
+    /// per platform (a list, not a dictionary: no hashing per turn).
+    private let answers = WorkerMetrics.platforms.map { platform in
+        (
+            platform: platform, histogram: LatencyHistogram(),
+            timer: Timer(label: "herald_provider_answer_seconds", dimensions: [("provider", platform.provider)], preferredDisplayUnit: .seconds)
+        )
+    }
 
     init() {
         // Exported from the start (closed, nothing waiting), so that dashboards and alerts see
@@ -121,15 +132,24 @@ final class WorkerMetrics: Sendable {
         counter.increment()
     }
 
-    /// Terminal outcomes of one turn of the delivery engine, counted at once.
+    /// Terminal outcomes and the providers' answer times of one turn of the delivery engine,
+    /// counted at once.
     struct Outcomes {
         var sent = 0
         var tokenDead = 0
         var failed = 0
         /// Publish→sent of the sent deliveries whose message said when it was published.
         var latencies: [Duration] = []
+        /// The providers' answer times, by ``WorkerMetrics/platforms`` position.
+        var answerTimes: [[Duration]] = []
 
-        var isEmpty: Bool { sent == 0 && tokenDead == 0 && failed == 0 }
+        var isEmpty: Bool { sent == 0 && tokenDead == 0 && failed == 0 && answerTimes.isEmpty }
+
+        /// A provider answered (any outcome) `time` after the engine sent the delivery.
+        mutating func answered(_ platform: Platform, after time: Duration) {
+            if answerTimes.isEmpty { answerTimes = Array(repeating: [], count: WorkerMetrics.platforms.count) }
+            answerTimes[WorkerMetrics.platforms.firstIndex(of: platform)!].append(time)
+        }
 
         mutating func add(_ outcome: DeliveryOutcome, publishedAt: Date?, now: Date) {
             switch outcome {
@@ -158,11 +178,26 @@ final class WorkerMetrics: Sendable {
             failedCount.add(outcomes.failed, ordering: .relaxed)
             failedMetric.increment(by: Int64(outcomes.failed))
         }
+        for (times, (_, histogram, timer)) in zip(outcomes.answerTimes, answers) where !times.isEmpty {
+            histogram.record(times)
+            for time in times { timer.recordNanoseconds(Self.nanoseconds(time)) }
+        }
         guard !outcomes.latencies.isEmpty else { return }
         latency.record(outcomes.latencies)
-        for value in outcomes.latencies {
-            latencyMetric.recordNanoseconds(value.components.attoseconds / 1_000_000_000 + value.components.seconds * 1_000_000_000)
+        for value in outcomes.latencies { latencyMetric.recordNanoseconds(Self.nanoseconds(value)) }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.attoseconds / 1_000_000_000 + duration.components.seconds * 1_000_000_000
+    }
+
+    /// The providers' answer times together: each non-empty bucket by its upper edge, in order.
+    var answerDistribution: [(upTo: Duration, count: Int)] {
+        var merged: [Duration: Int] = [:]
+        for (_, histogram, _) in answers {
+            for bucket in histogram.distribution { merged[bucket.upTo, default: 0] += bucket.count }
         }
+        return merged.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
     func inFlight(messages: Int, deliveries: Int) {
@@ -194,6 +229,10 @@ final class WorkerMetrics: Sendable {
         s.latencySamples = latency.count
         s.latencyP50 = latency.percentile(0.50)
         s.latencyP99 = latency.percentile(0.99)
+        for (platform, histogram, _) in answers where histogram.count > 0 {
+            s.providerAnswers[platform] = WorkerStatistics.AnswerTimes(
+                count: histogram.count, p50: histogram.percentile(0.50), p99: histogram.percentile(0.99))
+        }
         return s
     }
 }

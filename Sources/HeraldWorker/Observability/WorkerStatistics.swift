@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// A snapshot of a worker's counters since it started: what `herald drain` prints and tests and
 /// the benchmark read. Metrics (swift-metrics) carry the same numbers for dashboards.
 public struct WorkerStatistics: Sendable, Hashable, CustomStringConvertible {
@@ -46,6 +48,15 @@ public struct WorkerStatistics: Sendable, Hashable, CustomStringConvertible {
     public var latencySamples = 0
     public var latencyP50: Duration?
     public var latencyP99: Duration?
+    /// How long each provider took to answer, as the worker saw it (from sending a delivery to
+    /// taking the answer: the HTTP client's queue and the round trip), by platform.
+    public var providerAnswers: [Platform: AnswerTimes] = [:]
+
+    public struct AnswerTimes: Sendable, Hashable {
+        public var count: Int
+        public var p50: Duration?
+        public var p99: Duration?
+    }
 
     public init() {}
 

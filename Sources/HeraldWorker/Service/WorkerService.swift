@@ -89,6 +89,10 @@ public final class WorkerService: Service, Sendable {
     /// (2 % wide) by its upper edge, in order.
     public var latencyDistribution: [(upTo: Duration, count: Int)] { metrics.latency.distribution }
 
+    /// The providers' answer times so far (from sending a delivery to taking its answer), both
+    /// providers together, as ``latencyDistribution``.
+    public var providerAnswerDistribution: [(upTo: Duration, count: Int)] { metrics.answerDistribution }
+
     /// Whether a consumer is running right now (false while connecting or reconnecting). With
     /// partitions: whether this process's consumers of the partition queues are registered
     /// (each one active or standing by; the broker decides).

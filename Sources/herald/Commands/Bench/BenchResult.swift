@@ -42,6 +42,12 @@ struct BenchResult: Codable, Sendable {
         var broadcastGroups: Int?
         /// Deliveries a second that per-user order allows at the sandbox's delay (nil at 0 ms).
         var perUserOrderBound: Double?
+        /// From the engine's sending a delivery to its taking the answer (the HTTP client's queue
+        /// and the round trip; the null sender's answer is one engine turn), both providers.
+        var answerP50Milliseconds: Double?
+        var answerP99Milliseconds: Double?
+        /// The mean of the same, from the histogram's buckets (each 2 % wide).
+        var answerMeanMilliseconds: Double?
         var failed: Int?
     }
 
@@ -186,18 +192,21 @@ struct BenchResult: Codable, Sendable {
         if !providers.isEmpty {
             lines.append("")
             lines.append(
-                "  real APNs/FCM senders → herald sandbox     deliveries/s   in flight   worker CPU/delivery   sandbox CPU/delivery   order bound"
+                "  real APNs/FCM senders → herald sandbox     deliveries/s   answer p50 / p99   in flight   worker CPU/delivery   sandbox CPU/delivery   order bound"
             )
             for run in providers {
                 let delay = (run.sandboxDelayMilliseconds ?? 0) / 1000
                 var label = "sandbox answering after \(String(format: "%.0f", delay * 1000)) ms"
                 if let groups = run.broadcastGroups, groups > 1 { label = "  … broadcasts over \(groups) groups" }
-                let inFlight = delay > 0 ? f(run.deliveryRate * delay, 0, 0) : "-"
+                let answer = "\(run.answerP50Milliseconds.map { f($0, 0, 1) } ?? "-") / \(run.answerP99Milliseconds.map { f($0, 0, 1) } ?? "-") ms"
+                let inFlight = run.answerMeanMilliseconds.map { f(run.deliveryRate * $0 / 1000, 0, 0) } ?? "-"
                 lines.append(
-                    "  \(label.padding(toLength: 41, withPad: " ", startingAt: 0))\(f(run.deliveryRate, 14, 0))   \(inFlight.leftPad(9))   \(us(run.costs.workerCPUMicroseconds).leftPad(19))   \(us(run.sandboxCPUMicroseconds).leftPad(20))   \((run.perUserOrderBound.map { f($0, 0, 0) } ?? "-").leftPad(11))\(run.failed.map { $0 > 0 ? "  (\($0) not sent)" : "" } ?? "")"
+                    "  \(label.padding(toLength: 41, withPad: " ", startingAt: 0))\(f(run.deliveryRate, 14, 0))   \(answer.leftPad(16))   \(inFlight.leftPad(9))   \(us(run.costs.workerCPUMicroseconds).leftPad(19))   \(us(run.sandboxCPUMicroseconds).leftPad(20))   \((run.perUserOrderBound.map { f($0, 0, 0) } ?? "-").leftPad(11))\(run.failed.map { $0 > 0 ? "  (\($0) not sent)" : "" } ?? "")"
                 )
             }
-            lines.append("  (in flight: deliveries/s × the delay; order bound: deliveries/s that one push in flight per user allows at that delay)")
+            lines.append(
+                "  (answer: from the engine's sending to its taking the answer; in flight: deliveries/s × the mean answer time; order bound: what one push in flight per user allows at the delay)"
+            )
             if let null = pipeline { lines.append("  (null sender, same pipeline: \(f(null.deliveryRate, 0, 0)) deliveries/s)") }
         }
         for run in broadcasts {

@@ -73,11 +73,13 @@ final class BenchRunner: Sendable {
         let before = await probe.read(settleStatistics: true)
         let sandboxBefore = sandbox?.cpuSeconds
         var after = before
+        var answers: [BenchResult.Bucket] = []
         let (seconds, delivered, statistics) = try await drain(configuration, sender: sender) { worker in
             try await Self.wait(until: events, of: { Self.settled(worker) }, what: "\(name) to drain")
             // CPU while the worker's database sessions still exist (an ended process's time is
             // no longer in /proc); row counts once they have ended and published them.
             after = await probe.read()
+            answers = Self.difference(worker.providerAnswerDistribution, [])
         }
         after.rowWrites = await probe.read(settleStatistics: true).rowWrites
         var run = BenchResult.Run(
@@ -88,6 +90,12 @@ final class BenchRunner: Sendable {
             run.sandboxCPUMicroseconds = (sandboxAfter - sandboxBefore) / Double(delivered) * 1e6
         }
         run.failed = statistics.failed + statistics.tokenDead
+        run.answerP50Milliseconds = Self.percentile(0.50, of: answers)
+        run.answerP99Milliseconds = Self.percentile(0.99, of: answers)
+        let answered = answers.reduce(0) { $0 + $1.count }
+        if answered > 0 {
+            run.answerMeanMilliseconds = answers.reduce(0) { $0 + $1.upToMilliseconds * Double($1.count) } / Double(answered)
+        }
         return run
     }
 
