@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import HeraldStore
 import Testing
@@ -50,5 +51,11 @@ import Testing
         #expect(abs(bound - 20 / 0.03) < 0.001)
         let spread = try #require(workload.perUserOrderBound(roundTrip: .milliseconds(30), spread: true))
         #expect(abs(spread - 50 * 20 / 0.03) < 0.001)
+    }
+
+    @Test func benchRefusesMoreBroadcastDevicesThanUsersAndNoGroups() {
+        #expect(throws: (any Error).self) { try BenchCommand.parse(["--users", "10", "--broadcast-devices", "20"]) }
+        #expect(throws: (any Error).self) { try BenchCommand.parse(["--broadcast-groups", "0"]) }
+        #expect(throws: Never.self) { try BenchCommand.parse(["--users", "100", "--broadcast-devices", "20", "--broadcast-groups", "50"]) }
     }
 }

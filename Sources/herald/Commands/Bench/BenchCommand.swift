@@ -97,7 +97,7 @@ struct BenchCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        guard events > 0, users >= 3, broadcastDevices >= 1, broadcastGroups >= 1, threads >= 1,
+        guard events > 0, users >= 3, broadcastDevices >= 1, broadcastDevices <= users, broadcastGroups >= 1, threads >= 1,
             (1...65_535).contains(prefetch)
         else {
             throw ValidationError("events, users (≥ 3), broadcast devices (≤ users) and groups, threads and prefetch must be positive")
