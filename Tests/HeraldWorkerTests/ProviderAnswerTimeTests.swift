@@ -14,7 +14,10 @@ struct ProviderAnswerTimeTests {
             let users = (0..<6).map { "user-\($0)" }
             try await fixture.store.devices.importDevices(TestEvents.phonePairs(for: users))
             let sender = RecordingSender()
+            // Lower bounds only (a busy host delays answers, never hastens them): each provider's
+            // own delay shows in its own histogram.
             sender.setSlow(.ios, .milliseconds(200))
+            sender.setSlow(.android, .milliseconds(600))
             try await fixture.withWorker(sender: sender, configuration: fixture.configuration(lanes: 16)) { worker in
                 try await fixture.publish(users.enumerated().map { TestEvents.xml(users: [$0.element], sequence: $0.offset + 1) })
                 try await fixture.waitUntilSettled(worker)
@@ -23,7 +26,7 @@ struct ProviderAnswerTimeTests {
                 let fcm = try #require(answers[.android])
                 #expect(apns.count == 6 && fcm.count == 6, "one answer per delivery and provider: \(answers)")
                 #expect(try #require(apns.p50) >= .milliseconds(200), "APNs answered after 200 ms: \(apns)")
-                #expect(try #require(fcm.p99) < .milliseconds(200), "FCM answered at once: \(fcm)")
+                #expect(try #require(fcm.p50) >= .milliseconds(600), "FCM answered after 600 ms: \(fcm)")
                 #expect(worker.providerAnswerDistribution.reduce(0) { $0 + $1.count } == 12)
             }
         }
