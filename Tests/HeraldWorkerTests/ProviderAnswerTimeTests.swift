@@ -19,7 +19,7 @@ struct ProviderAnswerTimeTests {
             sender.setSlow(.ios, .milliseconds(200))
             sender.setSlow(.android, .milliseconds(600))
             try await fixture.withWorker(sender: sender, configuration: fixture.configuration(lanes: 16)) { worker in
-                try await fixture.publish(users.enumerated().map { TestEvents.xml(users: [$0.element], sequence: $0.offset + 1) })
+                try await fixture.publish(TestEvents.onePerUser(users))
                 try await fixture.waitUntilSettled(worker)
                 let answers = worker.statistics.providerAnswers
                 let apns = try #require(answers[.ios])

@@ -181,7 +181,7 @@ struct ProviderDeliveryTests {
                 configuration.circuitBreaker = CircuitBreaker.Policy(minimumFailures: 5, initialOpen: .milliseconds(500), maximumOpen: .seconds(1))
                 try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
                     let started = ContinuousClock.now
-                    try await fixture.publish(users.enumerated().map { TestEvents.xml(users: [$0.element], sequence: $0.offset + 1) })
+                    try await fixture.publish(TestEvents.onePerUser(users))
                     try await waitUntil("every FCM push", timeout: .seconds(15)) { sandbox.pushes.filter { $0.provider == .fcm }.count == 20 }
                     #expect(ContinuousClock.now - started < .seconds(8), "FCM held by the APNs outage")
                     try await waitUntil("every message acknowledged", timeout: .seconds(15)) { worker.statistics.acked >= 20 }

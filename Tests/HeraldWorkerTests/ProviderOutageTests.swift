@@ -28,7 +28,7 @@ struct ProviderOutageTests {
 
             try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
                 let started = ContinuousClock.now
-                try await fixture.publish(users.enumerated().map { TestEvents.xml(users: [$0.element], sequence: $0.offset + 1) })
+                try await fixture.publish(TestEvents.onePerUser(users))
                 try await waitUntil("every Android push", timeout: .seconds(10)) { sender.sent.filter { $0.platform == .android }.count == 30 }
                 let androidDone = ContinuousClock.now - started
                 #expect(androidDone < .seconds(5), "Android pushes took \(androidDone) during the APNs outage")
@@ -73,7 +73,7 @@ struct ProviderOutageTests {
 
             try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
                 let started = ContinuousClock.now
-                try await fixture.publish(users.enumerated().map { TestEvents.xml(users: [$0.element], sequence: $0.offset + 1) })
+                try await fixture.publish(TestEvents.onePerUser(users))
                 try await waitUntil("every Android push", timeout: .seconds(20)) { sender.sent.filter { $0.platform == .android }.count == 30 }
                 let androidDone = ContinuousClock.now - started
                 // Held behind the iPhone pushes they would take 11 s; with the breaker ~2–3 s alone,

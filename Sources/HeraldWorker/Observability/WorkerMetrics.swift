@@ -38,12 +38,14 @@ final class WorkerMetrics: Sendable {
     private let deferredCount = Atomic<Int>(0)
     private let republishedCount = Atomic<Int>(0)
     private let republishedMetric = Counter(label: "herald_messages_republished_total")
-    private let deferredMetrics = Platform.allCases.map { Counter(label: "herald_deliveries_deferred_total", dimensions: [("provider", $0.provider)]) }
-    private let waitingMetrics = Platform.allCases.map { Gauge(label: "herald_deliveries_waiting", dimensions: [("provider", $0.provider)]) }
-    let latency = LatencyHistogram()
+    /// The platforms in a fixed order: the per-platform instruments are lists in this order
+    /// (``slot(_:)``), looked up without hashing.
     private static let platforms = Platform.allCases
+    private let deferredMetrics = WorkerMetrics.platforms.map { Counter(label: "herald_deliveries_deferred_total", dimensions: [("provider", $0.provider)]) }
+    private let waitingMetrics = WorkerMetrics.platforms.map { Gauge(label: "herald_deliveries_waiting", dimensions: [("provider", $0.provider)]) }
+    let latency = LatencyHistogram()
     /// The providers' answer times (``Outcomes/answered(_:after:)``), one histogram and one timer
-    /// per platform (a list, not a dictionary: no hashing per turn).
+    /// per platform.
     private let answers = WorkerMetrics.platforms.map { platform in
         (
             platform: platform, histogram: LatencyHistogram(),
@@ -103,7 +105,7 @@ final class WorkerMetrics: Sendable {
 
     func deferred(_ platform: Platform, _ n: Int = 1) {
         deferredCount.add(n, ordering: .relaxed)
-        deferredMetrics[Platform.allCases.firstIndex(of: platform)!].increment(by: Int64(n))
+        deferredMetrics[Self.slot(platform)].increment(by: Int64(n))
     }
 
     func republished(_ n: Int) {
@@ -112,7 +114,7 @@ final class WorkerMetrics: Sendable {
     }
 
     func waiting(_ platform: Platform, _ n: Int) {
-        waitingMetrics[Platform.allCases.firstIndex(of: platform)!].record(n)
+        waitingMetrics[Self.slot(platform)].record(n)
     }
 
     func circuit(provider platform: Platform, app: String?, state: CircuitBreaker.State) {
@@ -140,7 +142,7 @@ final class WorkerMetrics: Sendable {
         var failed = 0
         /// Publish→sent of the sent deliveries whose message said when it was published.
         var latencies: [Duration] = []
-        /// The providers' answer times, by ``WorkerMetrics/platforms`` position.
+        /// The providers' answer times, by platform slot (``WorkerMetrics/slot(_:)``).
         var answerTimes: [[Duration]] = []
 
         var isEmpty: Bool { sent == 0 && tokenDead == 0 && failed == 0 && answerTimes.isEmpty }
@@ -148,7 +150,7 @@ final class WorkerMetrics: Sendable {
         /// A provider answered (any outcome) `time` after the engine sent the delivery.
         mutating func answered(_ platform: Platform, after time: Duration) {
             if answerTimes.isEmpty { answerTimes = Array(repeating: [], count: WorkerMetrics.platforms.count) }
-            answerTimes[WorkerMetrics.platforms.firstIndex(of: platform)!].append(time)
+            answerTimes[WorkerMetrics.slot(platform)].append(time)
         }
 
         mutating func add(_ outcome: DeliveryOutcome, publishedAt: Date?, now: Date) {
@@ -186,6 +188,9 @@ final class WorkerMetrics: Sendable {
         latency.record(outcomes.latencies)
         for value in outcomes.latencies { latencyMetric.recordNanoseconds(Self.nanoseconds(value)) }
     }
+
+    /// `platform`'s place in ``platforms`` and in every per-platform list.
+    private static func slot(_ platform: Platform) -> Int { platforms.firstIndex(of: platform)! }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {
         duration.components.attoseconds / 1_000_000_000 + duration.components.seconds * 1_000_000_000

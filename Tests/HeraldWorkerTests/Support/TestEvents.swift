@@ -40,6 +40,11 @@ enum TestEvents {
             """.utf8)
     }
 
+    /// One event for each of `users` in turn, each unique by its place (sequence 1, 2, …).
+    static func onePerUser(_ users: [String]) -> [Data] {
+        users.enumerated().map { xml(users: [$0.element], sequence: $0.offset + 1) }
+    }
+
     /// A 64-hex-digit APNs token for `n` (the sandbox checks the format).
     static func apnsToken(_ n: Int) -> String { String(format: "%064x", n) }
 

@@ -59,9 +59,8 @@ struct BenchWorkload: Sendable {
     /// (nil for no round trip): a broadcast device gets one push in `100 ÷ broadcastPercent`
     /// events (times the groups when `spread`) and has at most one in flight.
     func perUserOrderBound(roundTrip: Duration, spread: Bool) -> Double? {
-        let seconds = Double(roundTrip.components.seconds) + Double(roundTrip.components.attoseconds) / 1e18
-        guard seconds > 0 else { return nil }
-        return Double(100 / broadcastPercent * (spread ? broadcastGroups : 1)) / seconds
+        guard roundTrip > .zero else { return nil }
+        return Double(100 / broadcastPercent * (spread ? broadcastGroups : 1)) / roundTrip.seconds
     }
 
     func kind(_ index: Int) -> Kind {
