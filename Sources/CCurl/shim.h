@@ -37,6 +37,9 @@ static inline CURLcode herald_curl_easy_getinfo_long(CURL *handle, CURLINFO info
 static inline CURLcode herald_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
     return curl_easy_getinfo(handle, info, value);
 }
+static inline CURLcode herald_curl_easy_getinfo_socket(CURL *handle, CURLINFO info, curl_socket_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
 static inline CURLcode herald_curl_easy_getinfo_offset(CURL *handle, CURLINFO info, curl_off_t *value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -10,7 +10,8 @@ import Synchronization
 /// Each turn: take what callers posted to the ``DriverMailbox`` (new requests, cancellations,
 /// shutdown), queue the new requests and hand libcurl as many as the connections can carry
 /// (the rest wait here, not in libcurl: see ``maxActive``), remove cancelled handles,
-/// `curl_multi_perform`, hand finished transfers back to
+/// `curl_multi_perform` (its writes held together when it starts several requests:
+/// ``PassCork``), hand finished transfers back to
 /// their callers (`curl_multi_info_read`), then sleep in `curl_multi_poll` until a socket is
 /// ready, a libcurl timer is due, a second passes, or a caller wakes it (`curl_multi_wakeup`).
 ///
@@ -93,10 +94,12 @@ final class CurlDriver {
             }
             waiting.append(contentsOf: batch.submissions)
             for id in batch.cancellations { cancel(id) }
-            startWaiting()
+            let started = startWaiting()
 
             var running: Int32 = 0
+            let cork = PassCork(started: started, sockets: active.values.lazy.map(\.easy.socket))
             let performed = curl_multi_perform(multi, &running)
+            cork.release()
             if performed != CURLM_OK {
                 failActive(with: Curl.error(multiCode: performed, call: "curl_multi_perform"))
             }
@@ -119,11 +122,14 @@ final class CurlDriver {
 
     // MARK: Starting, finishing, cancelling
 
-    /// Hands waiting requests to libcurl while the connections have room.
-    private func startWaiting() {
+    /// Hands waiting requests to libcurl while the connections have room; returns how many.
+    private func startWaiting() -> Int {
+        var started = 0
         while active.count < maxActive, let request = waiting.popFirst() {
             start(request)
+            started += 1
         }
+        return started
     }
 
     private func start(_ request: PendingRequest) {

@@ -115,6 +115,13 @@ final class EasyHandle {
         return value
     }
 
+    /// The socket of the connection the transfer uses, if it has one.
+    var socket: Int32? {
+        var value: curl_socket_t = -1
+        guard herald_curl_easy_getinfo_socket(raw, CURLINFO_ACTIVESOCKET, &value) == CURLE_OK, value >= 0 else { return nil }
+        return value
+    }
+
     private static func setopt(_ option: CURLoption) -> String {
         "curl_easy_setopt(option \(option.rawValue))"
     }
