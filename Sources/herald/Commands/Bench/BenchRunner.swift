@@ -79,7 +79,7 @@ final class BenchRunner: Sendable {
             // CPU while the worker's database sessions still exist (an ended process's time is
             // no longer in /proc); row counts once they have ended and published them.
             after = await probe.read()
-            answers = Self.difference(worker.providerAnswerDistribution, [])
+            answers = Self.buckets(worker.providerAnswerDistribution)
         }
         after.rowWrites = await probe.read(settleStatistics: true).rowWrites
         var run = BenchResult.Run(
@@ -118,6 +118,11 @@ final class BenchRunner: Sendable {
             result.p99Milliseconds = Self.percentile(0.99, of: histogram)
         }
         return result
+    }
+
+    /// A whole distribution as the result's buckets (empty ones left out).
+    static func buckets(_ distribution: [(upTo: Duration, count: Int)]) -> [BenchResult.Bucket] {
+        difference(distribution, [])
     }
 
     /// The buckets of `after` less those of `before` (both cumulative since the worker started).
