@@ -59,8 +59,9 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
 
-        // Value plumbing below everything else: `Shared`, the one-reference storage of the structs
-        // the hot path copies (in HeraldCore and HeraldAMQP alike).
+        // Plumbing below everything else: `Shared`, the one-reference storage of the structs the
+        // hot path copies (in HeraldCore and HeraldAMQP alike), and `TCPCork` (the AMQP and HTTP
+        // drivers' bursts of frames).
         .target(name: "HeraldSupport", swiftSettings: strict),
 
         // Pure logic: Foundation, swift-collections, and swift-crypto's SHA-256 (message and
@@ -97,7 +98,7 @@ let package = Package(
         .target(
             name: "HeraldHTTP",
             dependencies: [
-                "CCurl", .product(name: "Logging", package: "swift-log"),
+                "CCurl", "HeraldSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],

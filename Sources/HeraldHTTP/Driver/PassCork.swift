@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+import HeraldSupport
 
 /// Holds back a driver pass's writes on the connections' sockets (`TCP_CORK`) and lets them go
 /// together when the pass ends.
@@ -18,8 +16,7 @@
 /// and libcurl writes only inside its calls on the driver thread. The sockets are read from
 /// transfers in the multi handle just before corking, so each is open and libcurl's; one that
 /// libcurl closed during the pass may be uncorked after its number was reused, which is
-/// harmless (uncorking an uncorked socket only pushes what it holds). A failing `setsockopt`
-/// (not TCP) is ignored: the pass then writes as it would have.
+/// harmless (uncorking an uncorked socket only pushes what it holds).
 struct PassCork {
     static let minimumStarts = 2
 
@@ -31,17 +28,12 @@ struct PassCork {
         guard started >= Self.minimumStarts else { return }
         for case let socket? in candidates where !sockets.contains(socket) {
             sockets.append(socket)
-            Self.set(socket, corked: true)
+            TCPCork.set(socket, corked: true)
         }
     }
 
     /// Uncorks what ``init(started:sockets:)`` corked: the held writes leave now.
     func release() {
-        for socket in sockets { Self.set(socket, corked: false) }
-    }
-
-    private static func set(_ socket: Int32, corked: Bool) {
-        var value: Int32 = corked ? 1 : 0
-        _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
+        for socket in sockets { TCPCork.set(socket, corked: false) }
     }
 }
