@@ -146,7 +146,10 @@ extension ConnectionDriver {
         acks.formUnion(channel.pendingAcks)
         channel.pendingAcks.removeAll(keepingCapacity: true)
         channel.heldAcks.removeAll(keepingCapacity: true)
+        var run = CorkedWrites(socket: amqp_get_sockfd(connection))
+        defer { run.end() }
         if let prefix = channel.ledger.takeAckPrefix(from: &acks) {
+            run.willWrite()
             let status = amqp_basic_ack(connection, channel.number, prefix.last, prefix.count > 1 ? 1 : 0)
             if status < 0 {
                 markFatal(RabbitCall.statusError(status, call: "amqp_basic_ack"))
@@ -165,6 +168,7 @@ extension ConnectionDriver {
         }
         channel.heldSince = nil
         for tag in acks.sorted() where channel.ledger.settle(tag) {
+            run.willWrite()
             let status = amqp_basic_ack(connection, channel.number, tag, 0)
             if status < 0 {
                 markFatal(RabbitCall.statusError(status, call: "amqp_basic_ack"))

@@ -23,6 +23,8 @@ extension ConnectionDriver {
             return 0
         }
         guard let connection else { return 0 }
+        var run = CorkedWrites(socket: amqp_get_sockfd(connection))
+        defer { run.end() }
         var sent = 0
         while sent < budget, confirms.outstanding < window, let item = outbox.popFirst() {
             do throws(AMQPError) {
@@ -31,6 +33,7 @@ extension ConnectionDriver {
                 item.sink.complete(error)
                 continue
             }
+            run.willWrite()
             let status = publish(item.message, on: channel.number, connection: connection)
             arena.reset()
             if status < 0 {
