@@ -7,7 +7,7 @@ import HeraldSupport
 /// be coalesced into one `basic.ack(multiple: true)` (deliveries settled ahead of older ones,
 /// which the real senders make common: a user's pushes wait for one another), a flush sends
 /// hundreds of them, and every segment costs the loopback's transmit and receive path here and
-/// a read at the broker (docs/performance.md, 28 November 2026). A run of one frame is left
+/// a read at the broker (docs/performance.md, 27 November 2026). A run of one frame is left
 /// alone: two `setsockopt` calls would cost more than they save.
 ///
 /// Only for runs without a round trip: a frame that waits for the broker's answer must not sit
