@@ -46,6 +46,8 @@ final class DeliveryEngine: Sendable {
         var builder: PayloadBuilder
         var recordBatchSize: Int
         var recordConcurrency: Int
+        var recordLinger: Duration
+        var recordLingerBelow: Int
         var circuitBreaker: CircuitBreaker.Policy
     }
 
@@ -362,7 +364,9 @@ final class DeliveryEngine: Sendable {
             state.timerDue = nil
             state.timer = nil
         }
-        guard let due = state.parked.earliest, !stop.isStopping else { return }
+        var earliest = state.parked.earliest
+        if let records = state.recordsDue, earliest.map({ records < $0 }) ?? true { earliest = records }
+        guard let due = earliest, !stop.isStopping else { return }
         if let armed = state.timerDue, armed <= due { return }
         state.timer?.cancel()
         state.timerDue = due
@@ -514,6 +518,9 @@ final class DeliveryEngine: Sendable {
     // MARK: Records
 
     private func writeRecords(_ state: inout LoopState) {
+        guard !state.records.isEmpty, state.recordsInFlight < settings.recordConcurrency else { return }
+        if lingers(&state) { return }
+        state.recordsDue = nil
         while !state.records.isEmpty, state.recordsInFlight < settings.recordConcurrency {
             let batch = state.records.take(settings.recordBatchSize)
             state.recordsInFlight += 1
@@ -528,6 +535,18 @@ final class DeliveryEngine: Sendable {
                 mailbox.post(.recorded(batch, durable))
             }
         }
+    }
+
+    /// Whether the queued records, fewer than ``Settings/recordLingerBelow``, wait for more: up
+    /// to ``Settings/recordLinger`` after the turn that found them waiting (``armTimer(_:)``
+    /// wakes the loop then). Never while stopping or finishing.
+    private func lingers(_ state: inout LoopState) -> Bool {
+        guard settings.recordLinger > .zero, state.records.count < settings.recordLingerBelow, !stop.isStopping,
+            !finished.load(ordering: .relaxed)
+        else { return false }
+        let due = state.recordsDue ?? state.clock + settings.recordLinger
+        state.recordsDue = due
+        return state.clock < due
     }
 
     private func metadata(_ delivery: Delivery, _ extra: Logger.Metadata) -> Logger.Metadata {
@@ -559,6 +578,8 @@ private struct LoopState {
     /// Releases freed while sending (a delivery that failed before it was sent): next turn.
     var carried: [Lanes.Release] = []
     var timer: Task<Void, Never>?
+    /// When the queued records are written even if few (``DeliveryEngine/lingers(_:)``).
+    var recordsDue: ContinuousClock.Instant?
     var timerDue: ContinuousClock.Instant?
     /// Terminal outcomes of this turn, counted into the metrics at its end.
     var outcomes = WorkerMetrics.Outcomes()

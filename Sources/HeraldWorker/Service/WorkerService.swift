@@ -123,6 +123,7 @@ public final class WorkerService: Service, Sendable {
             settings: DeliveryEngine.Settings(
                 lanes: configuration.lanes, policy: configuration.retryPolicy, builder: configuration.payloadBuilder,
                 recordBatchSize: configuration.recordBatchSize, recordConcurrency: configuration.recordConcurrency,
+                recordLinger: configuration.recordLinger, recordLingerBelow: configuration.recordLingerBelow,
                 circuitBreaker: configuration.circuitBreaker
             ),
             sender: sender, journal: store.journal, tracker: tracker, deadTokens: DeadTokenRegistry(capacity: configuration.deadTokenMemory),
