@@ -14,7 +14,8 @@ import Synchronization
 /// everything the lanes released as one ``HeraldDelivery/PushSender/submit(_:completion:)``
 /// call, and hands the outcomes gathered meanwhile to a record write (at most
 /// ``WorkerConfiguration/recordConcurrency`` in flight, up to
-/// ``WorkerConfiguration/recordBatchSize`` rows each). No task, actor hop or lock per delivery:
+/// ``WorkerConfiguration/recordBatchSize`` rows each; a few wait up to
+/// ``WorkerConfiguration/recordLinger`` for more). No task, actor hop or lock per delivery:
 /// the costs are per turn, and a turn takes what arrived while the previous one ran.
 ///
 /// Order and lanes (``HeraldCore/PerUserScheduler``): a user's next delivery is released only
