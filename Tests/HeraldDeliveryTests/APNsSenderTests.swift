@@ -37,7 +37,7 @@ import Testing
                 #expect(push.headers["apns-priority"] == String(options.priority))
                 #expect(push.headers["apns-expiration"] == options.expiration.map(String.init))
                 #expect(push.headers["apns-collapse-id"] == delivery.deliveryKey.rawValue)
-                #expect(push.headers["apns-id"].flatMap(UUID.init(uuidString:)) != nil)
+                #expect(push.headers["apns-id"] == delivery.deliveryKey.apnsID)
                 #expect(push.headers["authorization"]?.hasPrefix("bearer ey") == true)
             }
             #expect(pushes.first { $0.token == DeliveryFixture.apnsToken(3) }?.headers["apns-push-type"] == (profile == .modern ? "background" : nil))

@@ -11,7 +11,8 @@ import Synchronization
 ///
 /// Headers: `apns-topic` (the device's app, else the first configured app), `apns-push-type`,
 /// `apns-priority`, `apns-expiration` (when the payload has a TTL) and `apns-collapse-id` (the
-/// delivery key) from the payload HeraldCore built, and a fresh `apns-id`.
+/// delivery key) from the payload HeraldCore built, and `apns-id` derived from the delivery key
+/// (``DeliveryKey/apnsID``).
 ///
 /// Apple's answer is classified once (``APNsResponseClassifier``): 200 `.sent`; 410 and 400
 /// `BadDeviceToken`/`DeviceTokenNotForTopic` `.tokenDead`; 429/5xx `.retryAfter`; other 4xx
@@ -184,7 +185,7 @@ public final class APNsSender: PushSender, DispatchingSender {
         fields[Self.priorityField] = String(options.priority)
         if let expiration = options.expiration { fields[Self.expirationField] = String(expiration) }
         fields[Self.collapseIDField] = options.collapseId
-        fields[Self.idField] = UUID().uuidString.lowercased()
+        fields[Self.idField] = delivery.deliveryKey.apnsID
         fields[.contentType] = "application/json"
         // Unreserved ASCII kept, the rest escaped: a malformed token reaches Apple (which answers
         // BadDeviceToken) instead of changing the request.
