@@ -59,6 +59,24 @@ struct BookkeepingTests {
         #expect(ledger.contains(4) && ledger.contains(6))
     }
 
+    @Test func theOldestArrivalFollowsTheFront() throws {
+        var ledger = DeliveryLedger()
+        let start = ContinuousClock.now
+        for tag in UInt64(1)...3 { ledger.record(tag, arrived: start + .milliseconds(Int(tag))) }
+        #expect(ledger.oldestArrival == start + .milliseconds(1))
+        #expect(ledger.frontSince == start + .milliseconds(1))
+        ledger.settle(2)
+        #expect(ledger.oldestArrival == start + .milliseconds(1), "the front is still outstanding")
+        #expect(ledger.frontSince == start + .milliseconds(1))
+        let beforeSettle = ContinuousClock.now
+        ledger.settle(1)
+        #expect(ledger.oldestArrival == start + .milliseconds(3), "2 was settled before: 3 is the front")
+        #expect(try #require(ledger.frontSince) >= beforeSettle, "the front since it became the front")
+        ledger.settle(3)
+        #expect(ledger.oldestArrival == nil)
+        #expect(ledger.frontSince == nil)
+    }
+
     @Test func prefixSkipsTagsSettledEarlier() {
         var ledger = DeliveryLedger()
         for tag in UInt64(1)...5 { ledger.record(tag) }

@@ -136,10 +136,11 @@ extension ConnectionDriver {
     }
 
     /// Coalesces a channel's gathered acks: the run covering the oldest outstanding deliveries goes
-    /// as one `basic.ack(multiple: true)`. The rest wait for the run that will cover them, up to
-    /// ``ackHoldTime`` and ``ackHoldCount`` (a delivery settled ahead of an older one is common:
-    /// users' lanes finish in their own order; one by one they were a third of the pipeline's
-    /// acks), then go one by one; `force` sends them at once.
+    /// as one `basic.ack(multiple: true)`. The rest wait for the run that will cover them (a
+    /// delivery settled ahead of an older one is common: users' lanes finish in their own order;
+    /// one by one they were a third of the pipeline's acks): while the oldest outstanding
+    /// delivery is young (``youngFrontHoldTime``), else up to ``ackHoldTime`` and
+    /// ``ackHoldCount``; then they go one by one. `force` sends them at once.
     private func flush(_ channel: ChannelState, force: Bool = false) {
         guard !channel.pendingAcks.isEmpty || !channel.heldAcks.isEmpty, let connection else { return }
         var acks = channel.heldAcks
@@ -161,7 +162,11 @@ extension ConnectionDriver {
             return
         }
         let now = ContinuousClock.now
-        if !force, acks.count <= Self.ackHoldCount, now - (channel.heldSince ?? now) < Self.ackHoldTime {
+        let frontIsYoung =
+            channel.ledger.frontSince.map { now - $0 < Self.youngFrontHoldTime } ?? false
+            && channel.ledger.oldestArrival.map { now - $0 < Self.youngFrontAge } ?? false
+        let heldBriefly = acks.count <= Self.ackHoldCount && now - (channel.heldSince ?? now) < Self.ackHoldTime
+        if !force, frontIsYoung || heldBriefly {
             channel.heldAcks = acks
             if channel.heldSince == nil { channel.heldSince = now }
             return
@@ -182,6 +187,18 @@ extension ConnectionDriver {
     /// broker delivers the message again; its recorded deliveries are skipped).
     static let ackHoldTime: Duration = .milliseconds(20)
     static let ackHoldCount = 256
+
+    /// While the oldest outstanding delivery has been the oldest for less than this, and arrived
+    /// less than ``youngFrontAge`` ago, acks wait for it however many there are (the prefetch
+    /// window bounds them). Why: a single ack costs RabbitMQ a walk over every older outstanding
+    /// delivery of the channel (`rabbit_channel:collect_acks`), and with real providers
+    /// broadcasts to busy users stay outstanding for their users' earlier pushes, a round trip
+    /// each, and settle one after another. Sent one by one behind them, the acks cost RabbitMQ
+    /// 37–65 µs per delivery in `herald bench --providers`; held, 11–21 (docs/performance.md).
+    /// A front that stays (a delivery waiting for its retry) stalls the window at most this
+    /// long, and an old one (retries wait a second or more) not at all.
+    static let youngFrontHoldTime: Duration = .milliseconds(150)
+    static let youngFrontAge: Duration = .seconds(1)
 
     /// Whether some channel holds acks back: the loop then waits for activity only briefly.
     var holdsAcks: Bool {

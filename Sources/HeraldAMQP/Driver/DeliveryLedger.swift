@@ -11,17 +11,24 @@ import DequeModule
 ///
 /// Thread rule: owned by the connection thread.
 struct DeliveryLedger {
-    /// Tags in delivery order; entries no longer in `unsettled` are dead and skipped (the front
-    /// is kept live by ``compact()``).
-    private var order = Deque<UInt64>()
+    /// Tags in delivery order, with when each arrived; entries no longer in `unsettled` are dead
+    /// and skipped (the front is kept live by ``compact()``).
+    private var order = Deque<(tag: UInt64, arrived: ContinuousClock.Instant)>()
     private var unsettled: Set<UInt64> = []
 
     var isEmpty: Bool { unsettled.isEmpty }
     var count: Int { unsettled.count }
 
+    /// When the oldest outstanding delivery arrived.
+    var oldestArrival: ContinuousClock.Instant? { order.first?.arrived }
+    /// Since when the oldest outstanding delivery has been the oldest (its arrival, or when the
+    /// older ones were settled).
+    private(set) var frontSince: ContinuousClock.Instant?
+
     /// Records a new delivery. Tags grow monotonically on a channel.
-    mutating func record(_ tag: UInt64) {
-        order.append(tag)
+    mutating func record(_ tag: UInt64, arrived: ContinuousClock.Instant = .now) {
+        if order.isEmpty { frontSince = arrived }
+        order.append((tag, arrived))
         unsettled.insert(tag)
     }
 
@@ -42,7 +49,7 @@ struct DeliveryLedger {
     @discardableResult
     mutating func settle(through tag: UInt64) -> Int {
         var settled = 0
-        for outstanding in order {
+        for (outstanding, _) in order {
             guard outstanding <= tag else { break }
             if unsettled.remove(outstanding) != nil { settled += 1 }
         }
@@ -56,7 +63,7 @@ struct DeliveryLedger {
     mutating func takeAckPrefix(from acks: inout Set<UInt64>) -> (last: UInt64, count: Int)? {
         var last: UInt64?
         var count = 0
-        for tag in order where unsettled.contains(tag) {
+        for (tag, _) in order where unsettled.contains(tag) {
             guard acks.remove(tag) != nil else { break }
             unsettled.remove(tag)
             last = tag
@@ -70,9 +77,13 @@ struct DeliveryLedger {
     mutating func removeAll() {
         order.removeAll()
         unsettled.removeAll()
+        frontSince = nil
     }
 
     private mutating func compact() {
-        while let first = order.first, !unsettled.contains(first) { order.removeFirst() }
+        guard let first = order.first, !unsettled.contains(first.tag) else { return }
+        order.removeFirst()
+        while let first = order.first, !unsettled.contains(first.tag) { order.removeFirst() }
+        frontSince = order.isEmpty ? nil : .now
     }
 }
