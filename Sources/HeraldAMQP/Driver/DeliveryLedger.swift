@@ -81,9 +81,11 @@ struct DeliveryLedger {
     }
 
     private mutating func compact() {
-        guard let first = order.first, !unsettled.contains(first.tag) else { return }
-        order.removeFirst()
-        while let first = order.first, !unsettled.contains(first.tag) { order.removeFirst() }
-        frontSince = order.isEmpty ? nil : .now
+        var frontMoved = false
+        while let first = order.first, !unsettled.contains(first.tag) {
+            order.removeFirst()
+            frontMoved = true
+        }
+        if frontMoved { frontSince = order.isEmpty ? nil : .now }
     }
 }
