@@ -59,6 +59,19 @@ import Testing
         #expect(textObject["body"] == nil)
     }
 
+    /// `herald sandbox` keeps no pushes in memory: the record file still gets every one.
+    @Test func aLimitOfZeroKeepsNoneInMemoryButRecordsAll() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("herald-recorder-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let recorder = try SandboxRecorder(file: file, memoryLimit: 0)
+        for n in 0..<50 { recorder.record(Self.push(n)) }
+        recorder.flush()
+        #expect(try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").count == 50)
+        #expect(recorder.count == 50)
+        #expect(recorder.pushes.isEmpty)
+        recorder.finish()
+    }
+
     @Test func afterFinishPushesStayInMemoryOnly() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("herald-recorder-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: file) }

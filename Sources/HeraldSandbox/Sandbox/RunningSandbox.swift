@@ -66,7 +66,7 @@ public final class RunningSandbox: Sendable {
     /// Per-connection counters of the FCM stand-in (the token endpoint included).
     public var fcmConnections: ConnectionLedger.Snapshot { fcmServer.ledger.snapshot() }
 
-    /// Accepted pushes kept in memory, oldest first.
+    /// The most recent accepted pushes (``SandboxConfiguration/pushesKeptInMemory``), oldest first.
     public var pushes: [RecordedPush] { recorder.pushes }
 
     /// Scripts `token` (nil clears it).

@@ -25,7 +25,7 @@ public enum Sandbox {
         if let rules = configuration.rulesFile {
             behaviors.replaceAll(try BehaviorBook.loadRules(from: rules))
         }
-        let recorder = try SandboxRecorder(file: configuration.recordFile)
+        let recorder = try SandboxRecorder(file: configuration.recordFile, memoryLimit: configuration.pushesKeptInMemory)
 
         let apnsKey: ES256PrivateKey
         let rsaKey: Insecure.RSA.PrivateKey

@@ -14,6 +14,10 @@ public struct SandboxConfiguration: Sendable {
     public var fcmPort: Int
     /// Append every accepted push as a JSON line to this file (nil: memory only).
     public var recordFile: String?
+    /// The most recent accepted pushes kept in memory for ``RunningSandbox/pushes`` (tests read
+    /// them there). `herald sandbox` keeps none: its record file holds every push, and a
+    /// growing in-memory list cost it page faults on every new page under load.
+    public var pushesKeptInMemory: Int
     /// A rules file (`{"tokens": {"<token>": {behaviour}}}`) loaded at start.
     public var rulesFile: String?
     /// The bundle ids (APNs topics) the sandbox's team may push to; the first is the default.
@@ -39,8 +43,8 @@ public struct SandboxConfiguration: Sendable {
     public var clock: @Sendable () -> Date
 
     public init(
-        directory: URL, host: String = "127.0.0.1", apnsPort: Int = 0, fcmPort: Int = 0, recordFile: String? = nil, rulesFile: String? = nil,
-        topics: [String] = ["com.example.herald"], projectID: String = "herald-sandbox", maxConcurrentStreams: Int = 1000,
+        directory: URL, host: String = "127.0.0.1", apnsPort: Int = 0, fcmPort: Int = 0, recordFile: String? = nil, pushesKeptInMemory: Int = 100_000,
+        rulesFile: String? = nil, topics: [String] = ["com.example.herald"], projectID: String = "herald-sandbox", maxConcurrentStreams: Int = 1000,
         maxPayloadBytes: Int = 4096, accessTokenLifetime: Int = 3599, responseDelay: Duration = .zero, eventLoopThreads: Int = System.coreCount,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -49,6 +53,7 @@ public struct SandboxConfiguration: Sendable {
         self.apnsPort = apnsPort
         self.fcmPort = fcmPort
         self.recordFile = recordFile
+        self.pushesKeptInMemory = max(0, pushesKeptInMemory)
         self.rulesFile = rulesFile
         self.topics = topics
         self.projectID = projectID

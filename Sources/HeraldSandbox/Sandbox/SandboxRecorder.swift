@@ -2,8 +2,8 @@ import Foundation
 import NIOCore
 import Synchronization
 
-/// Keeps every accepted push in memory (the most recent ``memoryLimit``) and appends it as one
-/// JSON line to the record file, if one is set.
+/// Keeps the most recent accepted pushes in memory (``memoryLimit`` of them; none at 0) and
+/// appends every one as a JSON line to the record file, if one is set.
 ///
 /// Recording is cheap for the servers: a push goes into a ring buffer and the file writer's
 /// queue; the line is encoded and written, in batches, by the writer's own thread
@@ -33,7 +33,7 @@ public final class SandboxRecorder: Sendable {
             writer = nil
         }
         self.file = file
-        self.memoryLimit = max(1, memoryLimit)
+        self.memoryLimit = max(0, memoryLimit)
     }
 
     deinit {
@@ -43,6 +43,7 @@ public final class SandboxRecorder: Sendable {
     func record(_ push: RecordedPush) {
         memory.withLock { memory in
             memory.total += 1
+            guard memoryLimit > 0 else { return }
             if memory.pushes.count >= memoryLimit { memory.pushes.removeFirst() }
             memory.pushes.append(push)
         }

@@ -67,7 +67,8 @@ struct SandboxCommand: AsyncParsableCommand {
         let directory = URL(fileURLWithPath: dir, isDirectory: true).standardizedFileURL
         let recordFile = record ?? directory.appendingPathComponent("pushes.jsonl").path
         let configuration = SandboxConfiguration(
-            directory: directory, apnsPort: apnsPort, fcmPort: fcmPort, recordFile: recordFile, rulesFile: rules, topics: topic, projectID: project,
+            directory: directory, apnsPort: apnsPort, fcmPort: fcmPort, recordFile: recordFile,
+            pushesKeptInMemory: 0, rulesFile: rules, topics: topic, projectID: project,
             responseDelay: Settings.parseDuration(responseDelay) ?? .zero
         )
         let sandbox: RunningSandbox
