@@ -59,9 +59,7 @@ rabbitmq_start() {
     mkdir -p "$RMQ_DIR/mnesia" "$RMQ_DIR/log"
     [ -f "$RMQ_DIR/enabled_plugins" ] || echo '[].' > "$RMQ_DIR/enabled_plugins"
     # Loopback only; the guest user may then log in. Generous limits for test bursts. Classic
-    # queues use storage version 2, RabbitMQ's default from 3.13 (deploy/compose runs 3.13):
-    # Debian 12's 3.10 keeps a version-1 queue's whole backlog in the queue process's heap, and
-    # collecting it made drains alternate between two speeds (docs/performance.md).
+    # queues of version 2, RabbitMQ's default from 3.13: docs/operations.md says why.
     cat > "$RMQ_DIR/rabbitmq.conf" <<CONF
 listeners.tcp.default = 127.0.0.1:$HERALD_AMQP_PORT
 loopback_users = none
