@@ -81,24 +81,8 @@ struct SandboxCommand: AsyncParsableCommand {
         // Written unbuffered, so that a script reading a pipe sees it at once.
         FileHandle.standardOutput.write(Data((sandbox.usage + "\n").utf8))
 
-        let signal = await Self.waitForTermination()
+        let signal = await TerminationSignals.next() ?? "end"
         FileHandle.standardError.write(Data("herald sandbox: \(signal), stopping (\(sandbox.recorder.count) pushes accepted)\n".utf8))
         await sandbox.shutdown()
-    }
-
-    /// Suspends until SIGINT or SIGTERM arrives; returns its name.
-    static func waitForTermination() async -> String {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
-        var sources: [any DispatchSourceSignal] = []
-        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-            Foundation.signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(name) }
-            source.resume()
-            sources.append(source)
-        }
-        defer { sources.forEach { $0.cancel() } }
-        for await name in stream { return name }
-        return "end"
     }
 }

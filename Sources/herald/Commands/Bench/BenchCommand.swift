@@ -32,7 +32,8 @@ struct BenchCommand: AsyncParsableCommand {
             devices, which it deletes afterwards, and journal rows, which it keeps so that runs \
             in a row measure a growing journal). Templates must be imported; the event id must \
             have a ru-RU template. CPU figures read /proc of this process and of the local \
-            postgres and beam.smp processes.
+            postgres and beam.smp processes. Ctrl-C or SIGTERM stops it: its queues and devices \
+            are deleted before it exits with status 130 (a second signal exits at once).
             """
     )
 
@@ -144,7 +145,7 @@ struct BenchCommand: AsyncParsableCommand {
             guard (try? catalog.template(eventId: eventId, culture: "ru-RU", platform: .ios)) != nil else {
                 throw ValidationError("no ru-RU template for \(eventId): run `herald templates import templates/` first")
             }
-            var result = try await measure(runner, settings: settings)
+            var result = try await measureUntilInterrupted(runner, settings: settings)
             result.synchronousCommit = try? await probe.client.query("SHOW synchronous_commit", []).first?.decode(String.self, at: 0)
             runner.progress("cleaning up")
             try await runner.cleanUp()
@@ -156,12 +157,34 @@ struct BenchCommand: AsyncParsableCommand {
             } else {
                 Console.out(result.table)
             }
+        } catch let interrupted as BenchInterrupted {
+            try? await runner.cleanUp()
+            await runner.close()
+            Console.error("herald bench: stopped by \(interrupted.signal); run \(runID)'s queues and devices deleted")
+            throw ExitCode(130)
         } catch {
             try? await runner.cleanUp()
             await runner.close()
             Console.error("herald bench: \(error)")
             throw ExitCode.failure
         }
+    }
+
+    /// ``measure(_:settings:)``, which SIGINT or SIGTERM stops: the phase under way ends (its
+    /// worker stops) and ``run()`` deletes the run's queues and devices, which would otherwise
+    /// stay in the broker with their messages. A second signal ends the process at once.
+    private func measureUntilInterrupted(_ runner: BenchRunner, settings: Settings) async throws -> BenchResult {
+        let measurement = Task { try await measure(runner, settings: settings) }
+        let watcher = Task { () -> String? in
+            guard let name = await TerminationSignals.next() else { return nil }
+            Console.error("herald bench: \(name): stopping, then deleting the run's queues and devices (again to exit at once)")
+            measurement.cancel()
+            return name
+        }
+        let outcome = await measurement.result
+        watcher.cancel()
+        if let signal = await watcher.value { throw BenchInterrupted(signal: signal) }
+        return try outcome.get()
     }
 
     private func measure(_ runner: BenchRunner, settings: Settings) async throws -> BenchResult {
