@@ -31,12 +31,12 @@ env_file=${HERALD_LOCAL_DIR:-/tmp/herald-local}/env
 [ -f "$env_file" ] || { echo "$env_file is missing: run deploy/local/up.sh first" >&2; exit 2; }
 # shellcheck disable=SC1090
 source "$env_file"
-[ "$RUNS" -ge 2 ] || { echo "RUNS must be at least 2 (the last run is compared with the second)" >&2; exit 2; }
+[ "$RUNS" -ge 3 ] || { echo "RUNS must be at least 3 (the last run is compared with the second)" >&2; exit 2; }
 
 admin=(env PGOPTIONS="-c client_min_messages=warning" psql -h 127.0.0.1 -p "${HERALD_PG_PORT:-5432}" -U postgres -v ON_ERROR_STOP=1 -qAt)
 export HERALD_DATABASE_URL="postgres://postgres@127.0.0.1:${HERALD_PG_PORT:-5432}/$DATABASE"
 cleanup() {
-    [ "${KEEP_DB:-0}" = 1 ] || "${admin[@]}" -c "DROP DATABASE IF EXISTS $DATABASE" >/dev/null 2>&1 || true
+    [ "${KEEP_DB:-0}" = 1 ] || "${admin[@]}" -c "DROP DATABASE IF EXISTS $DATABASE WITH (FORCE)" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
