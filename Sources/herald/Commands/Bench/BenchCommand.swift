@@ -157,14 +157,13 @@ struct BenchCommand: AsyncParsableCommand {
             } else {
                 Console.out(result.table)
             }
-        } catch let interrupted as BenchInterrupted {
-            try? await runner.cleanUp()
-            await runner.close()
-            Console.error("herald bench: stopped by \(interrupted.signal); run \(runID)'s queues and devices deleted")
-            throw ExitCode(130)
         } catch {
             try? await runner.cleanUp()
             await runner.close()
+            if let interrupted = error as? BenchInterrupted {
+                Console.error("herald bench: stopped by \(interrupted.signal); run \(runID)'s queues and devices deleted")
+                throw ExitCode(130)
+            }
             Console.error("herald bench: \(error)")
             throw ExitCode.failure
         }
