@@ -78,25 +78,42 @@ struct BenchProbe: Sendable {
 
     private static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
-    /// utime + stime of a process, in seconds (fields 14 and 15 of `/proc/<pid>/stat`).
-    static func cpuSeconds(pid: String) -> Double? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return nil }
-        // After the command name in parentheses: state is field 3; utime and stime are 14, 15.
+    /// utime + stime of a process, in seconds (fields 14 and 15 of `/proc/<pid>/stat`); with
+    /// `includingEndedChildren`, also cutime + cstime (16 and 17): the CPU of its children that
+    /// have ended and been waited for.
+    static func cpuSeconds(pid: String, includingEndedChildren: Bool = false) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return nil }
+        return cpuSeconds(stat: stat, includingEndedChildren: includingEndedChildren)
+    }
+
+    /// The CPU seconds in one `/proc/<pid>/stat` line.
+    static func cpuSeconds(stat: String, includingEndedChildren: Bool) -> Double? {
+        // The command name is in parentheses and may itself hold spaces and parentheses: fields
+        // are counted after the last ")", where the state is field 3.
+        guard let close = stat.lastIndex(of: ")") else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / ticksPerSecond
+        let wanted = includingEndedChildren ? 11...14 : 11...12
+        guard fields.count > wanted.upperBound else { return nil }
+        var ticks = 0.0
+        for index in wanted {
+            guard let value = Double(fields[index]) else { return nil }
+            ticks += value
+        }
+        return ticks / ticksPerSecond
     }
 
     /// The CPU seconds of every process whose command name is `name`, or nil when none runs here.
+    /// Counts the children each has waited for: a PostgreSQL backend or autovacuum worker that
+    /// ends between two readings moves its CPU into the postmaster's, so the sum only grows.
+    /// Without that, a process that ended took its earlier CPU out of the difference (one round
+    /// measured PostgreSQL at 7.7 µs per delivery between rounds of 11.1 and 11.2).
     static func cpuSeconds(ofProcessesNamed name: String) -> Double? {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
         var total = 0.0
         var found = false
         for pid in entries where pid.first?.isNumber == true {
             guard let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
-                comm.trimmingCharacters(in: .newlines) == name, let seconds = cpuSeconds(pid: pid)
+                comm.trimmingCharacters(in: .newlines) == name, let seconds = cpuSeconds(pid: pid, includingEndedChildren: true)
             else { continue }
             total += seconds
             found = true

@@ -76,8 +76,8 @@ final class BenchRunner: Sendable {
         var answers: [BenchResult.Bucket] = []
         let (seconds, delivered, statistics) = try await drain(configuration, sender: sender) { worker in
             try await Self.wait(until: events, of: { Self.settled(worker) }, what: "\(name) to drain")
-            // CPU while the worker's database sessions still exist (an ended process's time is
-            // no longer in /proc); row counts once they have ended and published them.
+            // CPU as soon as the last delivery is recorded, before the worker winds down; row
+            // counts once its sessions have ended and published them.
             after = await probe.read()
             answers = Self.buckets(worker.providerAnswerDistribution)
         }
