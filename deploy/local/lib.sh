@@ -115,10 +115,11 @@ shared_buffers = ${HERALD_PG_SHARED_BUFFERS:-1GB}
 random_page_cost = 1.1
 CONF
         fi
-        log "starting PostgreSQL on 127.0.0.1:$HERALD_PG_PORT (data in $PG_DIR)"
         # The test suite runs its suites in parallel, each with its own pools and child processes.
-        pg_run "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w \
-            -o "-c max_connections=${HERALD_PG_MAX_CONNECTIONS:-1000}" start >/dev/null \
+        local connections="max_connections=${HERALD_PG_MAX_CONNECTIONS:-1000}"
+        [ "${HERALD_PG_HUGE_PAGES:-0}" = 1 ] && reserve_huge_pages -c "$connections"
+        log "starting PostgreSQL on 127.0.0.1:$HERALD_PG_PORT (data in $PG_DIR)"
+        pg_run "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -o "-c $connections" start >/dev/null \
             || die "PostgreSQL did not start; see $PG_DIR/postgres.log"
     fi
     local db
@@ -127,6 +128,25 @@ CONF
             || psql -h 127.0.0.1 -p "$HERALD_PG_PORT" -U postgres -qc "CREATE DATABASE $db" >/dev/null
     done
     log "PostgreSQL is up"
+}
+
+# PostgreSQL's shared memory (1 GB of buffers) in 2 MB pages rather than 4 KB ones: far fewer TLB
+# misses on buffer accesses. Measured with herald bench (docs/performance.md, "Huge pages for
+# PostgreSQL"): PostgreSQL's CPU per delivery 5-9 % lower, the pipeline 4-7 % faster. Needs root
+# and a writable /proc/sys; the kernel keeps the pages reserved until `sysctl vm.nr_hugepages=0`
+# or a reboot. Where they cannot be had, PostgreSQL's default (huge_pages = try) uses normal pages.
+# Arguments: the settings PostgreSQL will start with that change its shared memory's size.
+reserve_huge_pages() {
+    [ "$(id -u)" -eq 0 ] && [ -w /proc/sys/vm/nr_hugepages ] || return 0
+    local needed available total
+    needed=$(pg_run "$PG_BIN/postgres" -D "$PG_DIR/data" "$@" -C shared_memory_size_in_huge_pages 2>/dev/null) || return 0
+    # Free pages that no running program has reserved yet.
+    available=$(awk '/^HugePages_Free:/ {free = $2} /^HugePages_Rsvd:/ {reserved = $2} END {print free - reserved}' /proc/meminfo)
+    [ "$available" -ge "$needed" ] && return 0
+    total=$(cat /proc/sys/vm/nr_hugepages)
+    if echo $((total + needed - available)) >/proc/sys/vm/nr_hugepages 2>/dev/null; then
+        log "reserved $((needed - available)) huge pages of 2 MB for PostgreSQL's shared memory"
+    fi
 }
 
 postgres_stop() {

@@ -5,6 +5,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_packages
 mkdir -p "$HERALD_LOCAL_DIR"
 rabbitmq_start
-postgres_start
+# Only the main stack: the tests' private stacks (ctl.sh) start and stop often and fall back to
+# normal pages.
+HERALD_PG_HUGE_PAGES=${HERALD_PG_HUGE_PAGES:-1} postgres_start
 write_env_file
 log "ready: source $HERALD_LOCAL_DIR/env"
