@@ -140,13 +140,14 @@ reserve_huge_pages() {
     [ "$(id -u)" -eq 0 ] && [ -w /proc/sys/vm/nr_hugepages ] || return 0
     local needed available total
     needed=$(pg_run "$PG_BIN/postgres" -D "$PG_DIR/data" "$@" -C shared_memory_size_in_huge_pages 2>/dev/null) || return 0
+    [[ $needed =~ ^[0-9]+$ ]] || return 0
     # Free pages that no running program has reserved yet.
     available=$(awk '/^HugePages_Free:/ {free = $2} /^HugePages_Rsvd:/ {reserved = $2} END {print free - reserved}' /proc/meminfo)
     [ "$available" -ge "$needed" ] && return 0
     total=$(cat /proc/sys/vm/nr_hugepages)
-    if echo $((total + needed - available)) >/proc/sys/vm/nr_hugepages 2>/dev/null; then
-        log "reserved $((needed - available)) huge pages of 2 MB for PostgreSQL's shared memory"
-    fi
+    echo $((total + needed - available)) >/proc/sys/vm/nr_hugepages 2>/dev/null || return 0
+    # The kernel grants fewer when memory is too fragmented.
+    log "reserved $(($(cat /proc/sys/vm/nr_hugepages) - total)) huge pages of 2 MB for PostgreSQL's shared memory (it needs $needed)"
 }
 
 postgres_stop() {
