@@ -10,6 +10,7 @@
 #
 #   scripts/bench-steady.sh                         # 5 runs of 5 rounds of 100,000 events
 #   ROUNDS=3 scripts/bench-steady.sh                # medians of three, as compare.sh
+#   ROUNDS=9 scripts/bench-steady.sh                # runs of two minutes: move less with the host
 #
 # Environment: HERALD (the binary; default .build/release/herald), RUNS, ROUNDS, EVENTS,
 # DATABASE (the scratch database's name, created and dropped on the configured server; default
