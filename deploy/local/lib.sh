@@ -132,9 +132,10 @@ CONF
 
 # PostgreSQL's shared memory (1 GB of buffers) in 2 MB pages rather than 4 KB ones: far fewer TLB
 # misses on buffer accesses. Measured with herald bench (docs/performance.md, "Huge pages for
-# PostgreSQL"): PostgreSQL's CPU per delivery 5-9 % lower, the pipeline 4-7 % faster. Needs root
-# and a writable /proc/sys; the kernel keeps the pages reserved until `sysctl vm.nr_hugepages=0`
-# or a reboot. Where they cannot be had, PostgreSQL's default (huge_pages = try) uses normal pages.
+# PostgreSQL; what moves a round"): PostgreSQL's CPU per delivery 5-9 % lower, the pipeline 4-7 %
+# faster. Needs root and a writable /proc/sys; the kernel keeps the pages reserved until
+# `sysctl vm.nr_hugepages=0` or a reboot. Where they cannot be had, PostgreSQL's default
+# (huge_pages = try) uses normal pages.
 # Arguments: the settings PostgreSQL will start with that change its shared memory's size.
 reserve_huge_pages() {
     [ "$(id -u)" -eq 0 ] && [ -w /proc/sys/vm/nr_hugepages ] || return 0
