@@ -2,15 +2,16 @@
 # Steady as the journal grows: RUNS `herald bench` runs in a row on one scratch database (the
 # journal keeps every run's rows), each the median of ROUNDS pipeline rounds of EVENTS events.
 # Prints every round, each run's median, and the last run's median against the second's. A
-# median of five rounds, not one round: about a quarter of the rounds drain while the broker is
-# in its expensive mode, and the shared host's speed moves every process's cost between rounds
-# (docs/performance.md, "Steady as the journal grows"). PostgreSQL's CPU per delivery divided
-# by the worker's, which does not depend on the journal, shows the journal's own share apart
-# from the host's speed. A benchmark, not a test.
+# median of nine rounds, not one round: about a quarter of the rounds drain while the broker is
+# in its expensive mode, and the shared host's memory speed moves every process's cost between
+# rounds and from one minute to the next; a run of nine rounds spans about two minutes of it
+# (docs/performance.md, "Steady as the journal grows" and "Huge pages for PostgreSQL; what moves
+# a round": five of five such series within 10 %, nine of fifteen with five rounds). PostgreSQL's
+# CPU per delivery divided by the worker's, which does not depend on the journal, shows the
+# journal's own share apart from the host's speed. A benchmark, not a test; about ten minutes.
 #
-#   scripts/bench-steady.sh                         # 5 runs of 5 rounds of 100,000 events
-#   ROUNDS=3 scripts/bench-steady.sh                # medians of three, as compare.sh
-#   ROUNDS=9 scripts/bench-steady.sh                # runs of two minutes: move less with the host
+#   scripts/bench-steady.sh                         # 5 runs of 9 rounds of 100,000 events
+#   ROUNDS=5 scripts/bench-steady.sh                # shorter runs, which move more with the host
 #
 # Environment: HERALD (the binary; default .build/release/herald), RUNS, ROUNDS, EVENTS,
 # DATABASE (the scratch database's name, created and dropped on the configured server; default
@@ -22,7 +23,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 HERALD=${HERALD:-.build/release/herald}
 RUNS=${RUNS:-5}
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-9}
 EVENTS=${EVENTS:-100000}
 DATABASE=${DATABASE:-herald_steady}
 OUT=${OUT:-.build-bench-results/steady-$(date -u +%Y%m%dT%H%M%SZ)}
