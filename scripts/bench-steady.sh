@@ -37,13 +37,16 @@ source "$env_file"
 
 admin=(env PGOPTIONS="-c client_min_messages=warning" psql -h 127.0.0.1 -p "${HERALD_PG_PORT:-5432}" -U postgres -v ON_ERROR_STOP=1 -qAt)
 export HERALD_DATABASE_URL="postgres://postgres@127.0.0.1:${HERALD_PG_PORT:-5432}/$DATABASE"
+# WITH (FORCE): a bench stopped with it may still hold sessions.
+drop_database() { "${admin[@]}" -c "DROP DATABASE IF EXISTS $DATABASE WITH (FORCE)"; }
 cleanup() {
-    [ "${KEEP_DB:-0}" = 1 ] || "${admin[@]}" -c "DROP DATABASE IF EXISTS $DATABASE WITH (FORCE)" >/dev/null 2>&1 || true
+    [ "${KEEP_DB:-0}" = 1 ] || drop_database >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
 mkdir -p "$OUT"
-"${admin[@]}" -c "DROP DATABASE IF EXISTS $DATABASE WITH (FORCE)" -c "CREATE DATABASE $DATABASE"
+drop_database
+"${admin[@]}" -c "CREATE DATABASE $DATABASE"
 { "$HERALD" migrate && "$HERALD" templates import templates; } >"$OUT/setup.log" 2>&1 || { cat "$OUT/setup.log" >&2; exit 1; }
 
 for run in $(seq 1 "$RUNS"); do

@@ -89,14 +89,14 @@ struct SenderBenchCommand: AsyncParsableCommand {
         let measuredSet = try Self.deliveries(deliveries, offset: 0, only: only)
         if !warmUpSet.isEmpty { _ = await Self.submitAll(warmUpSet, to: sender, batch: batch) }
 
-        let clientBefore = ProcessCPU.seconds(pid: nil)
-        let sandboxBefore = manifest.pid.flatMap { ProcessCPU.seconds(pid: $0) }
+        let clientBefore = ProcessCPU.seconds()
+        let sandboxBefore = manifest.pid.flatMap { ProcessCPU.seconds(pid: String($0)) }
         let clock = ContinuousClock()
         let started = clock.now
         let tally = await Self.submitAll(measuredSet, to: sender, batch: batch)
         let elapsed = (clock.now - started).seconds
-        let clientCPU = ProcessCPU.seconds(pid: nil).map { $0 - (clientBefore ?? 0) }
-        let sandboxCPU = manifest.pid.flatMap { ProcessCPU.seconds(pid: $0) }.map { $0 - (sandboxBefore ?? 0) }
+        let clientCPU = ProcessCPU.seconds().map { $0 - (clientBefore ?? 0) }
+        let sandboxCPU = manifest.pid.flatMap { ProcessCPU.seconds(pid: String($0)) }.map { $0 - (sandboxBefore ?? 0) }
 
         let apnsStatistics = await apns.statistics
         let fcmStatistics = await fcm.statistics
@@ -132,14 +132,14 @@ struct SenderBenchCommand: AsyncParsableCommand {
             }
         }
         await run(min(warmUp, deliveries))
-        let clientBefore = ProcessCPU.seconds(pid: nil)
-        let sandboxBefore = manifest.pid.flatMap { ProcessCPU.seconds(pid: $0) }
+        let clientBefore = ProcessCPU.seconds()
+        let sandboxBefore = manifest.pid.flatMap { ProcessCPU.seconds(pid: String($0)) }
         let clock = ContinuousClock()
         let started = clock.now
         await run(deliveries)
         let elapsed = (clock.now - started).seconds
-        let clientCPU = ProcessCPU.seconds(pid: nil).map { $0 - (clientBefore ?? 0) }
-        let sandboxCPU = manifest.pid.flatMap { ProcessCPU.seconds(pid: $0) }.map { $0 - (sandboxBefore ?? 0) }
+        let clientCPU = ProcessCPU.seconds().map { $0 - (clientBefore ?? 0) }
+        let sandboxCPU = manifest.pid.flatMap { ProcessCPU.seconds(pid: String($0)) }.map { $0 - (sandboxBefore ?? 0) }
         print("sender-bench --http-only: \(deliveries) GET requests, \(inFlight) in flight, \(connections) connection(s)")
         print(String(format: "  requests/s       %.0f", Double(deliveries) / elapsed))
         if let clientCPU { print(String(format: "  client CPU       %.1f µs/request (%.2f cores)", clientCPU / Double(deliveries) * 1e6, clientCPU / elapsed)) }
@@ -324,17 +324,5 @@ private struct SandboxManifest {
         guard response.status.kind == .successful else {
             throw ValidationError("the sandbox refused the response delay: \(response.status.code) \(response.bodyText)")
         }
-    }
-}
-
-/// CPU time (user + system) of a process, from `/proc/<pid>/stat`.
-enum ProcessCPU {
-    static func seconds(pid: Int32?) -> Double? {
-        let path = pid.map { "/proc/\($0)/stat" } ?? "/proc/self/stat"
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8), let close = text.lastIndex(of: ")") else { return nil }
-        // Fields after "(comm)": state is field 3, utime 14, stime 15.
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }

@@ -1,5 +1,5 @@
-import Dispatch
 import Foundation
+import UnixSignals
 
 /// SIGINT and SIGTERM for commands that must tidy up before they exit (`herald sandbox` stops
 /// its servers; `herald bench` deletes its queues and devices), where the default action would
@@ -9,21 +9,10 @@ enum TerminationSignals {
     /// The name of the first SIGINT or SIGTERM to arrive, or nil when the calling task is
     /// cancelled first.
     static func next() async -> String? {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
-        let signals = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")]
-        var sources: [any DispatchSourceSignal] = []
-        for (number, name) in signals {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(name) }
-            source.resume()
-            sources.append(source)
-        }
-        defer {
-            sources.forEach { $0.cancel() }
-            for (number, _) in signals { signal(number, SIG_DFL) }
-        }
-        for await name in stream { return name }
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
+        // UnixSignalsSequence leaves the signals caught when it ends.
+        defer { for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) } }
+        for await received in signals { return received.description }
         return nil
     }
 }

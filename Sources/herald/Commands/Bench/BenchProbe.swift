@@ -39,7 +39,7 @@ struct BenchProbe: Sendable {
     /// their sessions at the end of each phase).
     func read(settleStatistics: Bool = false) async -> Reading {
         if settleStatistics { try? await Task.sleep(for: .milliseconds(1_200)) }
-        var reading = Reading(ownCPU: Self.cpuSeconds(pid: "self") ?? 0)
+        var reading = Reading(ownCPU: ProcessCPU.seconds() ?? 0)
         reading.postgresCPU = Self.cpuSeconds(ofProcessesNamed: "postgres")
         reading.brokerCPU = Self.cpuSeconds(ofProcessesNamed: "beam.smp")
         if let row = try? await client.query("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint", []).first {
@@ -76,32 +76,6 @@ struct BenchProbe: Sendable {
 
     // MARK: /proc
 
-    private static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
-
-    /// utime + stime of a process, in seconds (fields 14 and 15 of `/proc/<pid>/stat`); with
-    /// `includingEndedChildren`, also cutime + cstime (16 and 17): the CPU of its children that
-    /// have ended and been waited for.
-    static func cpuSeconds(pid: String, includingEndedChildren: Bool = false) -> Double? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return nil }
-        return cpuSeconds(stat: stat, includingEndedChildren: includingEndedChildren)
-    }
-
-    /// The CPU seconds in one `/proc/<pid>/stat` line.
-    static func cpuSeconds(stat: String, includingEndedChildren: Bool) -> Double? {
-        // The command name is in parentheses and may itself hold spaces and parentheses: fields
-        // are counted after the last ")", where the state is field 3.
-        guard let close = stat.lastIndex(of: ")") else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        let wanted = includingEndedChildren ? 11...14 : 11...12
-        guard fields.count > wanted.upperBound else { return nil }
-        var ticks = 0.0
-        for index in wanted {
-            guard let value = Double(fields[index]) else { return nil }
-            ticks += value
-        }
-        return ticks / ticksPerSecond
-    }
-
     /// The CPU seconds of every process whose command name is `name`, or nil when none runs here.
     /// Counts the children each has waited for: a PostgreSQL backend or autovacuum worker that
     /// ends between two readings moves its CPU into the postmaster's, so the sum only grows.
@@ -113,7 +87,7 @@ struct BenchProbe: Sendable {
         var found = false
         for pid in entries where pid.first?.isNumber == true {
             guard let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8),
-                comm.trimmingCharacters(in: .newlines) == name, let seconds = cpuSeconds(pid: pid, includingEndedChildren: true)
+                comm.trimmingCharacters(in: .newlines) == name, let seconds = ProcessCPU.seconds(pid: pid, includingEndedChildren: true)
             else { continue }
             total += seconds
             found = true

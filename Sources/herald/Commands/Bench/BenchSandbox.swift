@@ -50,7 +50,7 @@ final class BenchSandbox {
     }
 
     /// The sandbox's CPU seconds so far.
-    var cpuSeconds: Double? { BenchProbe.cpuSeconds(pid: String(pid)) }
+    var cpuSeconds: Double? { ProcessCPU.seconds(pid: String(pid)) }
 
     func stop() {
         if process.isRunning {
