@@ -20,6 +20,7 @@ public final class Store: Sendable {
     public let settings: SettingsRepository
     public let templates: TemplateRepository
     public let journal: DeliveryJournal
+    public let backlog: DeliveryBacklog
     public let notificationLog: NotificationLogRepository
     public let deadLetters: DeadLetterRepository
     /// Support answers: what became of a message, a user's deliveries.
@@ -56,6 +57,7 @@ public final class Store: Sendable {
             client: client, logRetention: configuration.notificationLogRetention, retention: configuration.deliveryRetention,
             dedupeRetention: configuration.dedupeRetention
         )
+        self.backlog = DeliveryBacklog(client: client)
         self.notificationLog = NotificationLogRepository(client: client, retention: configuration.notificationLogRetention)
         self.deadLetters = DeadLetterRepository(client: client)
         self.lookup = DeliveryLookup(client: client)
@@ -67,6 +69,12 @@ public final class Store: Sendable {
         self.changeListener = StoreChangeListener(
             client: client, templates: templateCache, subscriptions: subscriptionCache, logger: logger
         )
+    }
+
+    /// A backlog lock of this store's database (``BacklogLock``), not yet taken; its session is
+    /// its own.
+    public func makeBacklogLock() -> BacklogLock {
+        BacklogLock(client: client)
     }
 
     /// Applies the migrations the database lacks (safe from several processes at once) and

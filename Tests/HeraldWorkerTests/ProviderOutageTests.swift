@@ -1,9 +1,11 @@
 import Foundation
 import HeraldAMQP
 import HeraldCore
+import HeraldDelivery
 import HeraldStore
 import HeraldTesting
 import HeraldWorker
+import Synchronization
 import Testing
 
 /// Issue 11 §2: one provider's outage opens its circuit breaker; its deliveries wait in the
@@ -91,6 +93,29 @@ struct ProviderOutageTests {
         }
     }
 
+    /// A worker too busy to take answers at once (here each turn is held 400 ms inside `submit`,
+    /// as a million-device broadcast's fan-out holds it) must not blame a provider that answers
+    /// in 2 ms: the breaker judges the provider's own answer time, not how long the worker took
+    /// to look at it. Measured from the turn, every answer here was "slower than 300 ms".
+    @Test func aSaturatedWorkerDoesNotOpenTheBreakerOfAFastProvider() async throws {
+        try await WorkerFixture.with { fixture in
+            let users = (0..<12).map { "user-\($0)" }
+            try await fixture.store.devices.importDevices(
+                users.enumerated().map { TestEvents.device("iphone-\($0.offset)", user: $0.element, platform: .ios, token: TestEvents.apnsToken($0.offset)) })
+            let sender = BusyTurnSender(turn: .milliseconds(400), answerTime: .milliseconds(2))
+            var configuration = fixture.configuration(lanes: 2)
+            configuration.circuitBreaker = CircuitBreaker.Policy(
+                minimumFailures: 3, initialOpen: .seconds(5), maximumOpen: .seconds(5), slowAnswer: .milliseconds(300))
+            try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
+                try await fixture.publish(TestEvents.onePerUser(users))
+                try await waitUntil("every push", timeout: .seconds(30)) { sender.count == users.count }
+                try await fixture.waitUntilSettled(worker, queues: fixture.mainAndWaitQueues)
+                #expect(worker.statistics.deferred == 0, "a fast provider's breaker opened: \(worker.statistics)")
+            }
+            #expect(sender.count == users.count)
+        }
+    }
+
     /// A deferred message that comes back is not an `AvoidDublication` repeat.
     @Test func aDeferredCopyIsNotDroppedAsARepeat() async throws {
         try await WorkerFixture.with { fixture in
@@ -112,5 +137,31 @@ struct ProviderOutageTests {
             }
             #expect(Set(sender.sent.map(\.token)).count == 6)
         }
+    }
+}
+
+/// A provider that answers in `answerTime`, behind a worker whose every turn takes `turn`: each
+/// `submit` holds the calling (engine) thread that long before the answers are given.
+private final class BusyTurnSender: PushSender {
+    private let turn: Duration
+    private let answerTime: Duration
+    private let sent = Atomic<Int>(0)
+
+    init(turn: Duration, answerTime: Duration) {
+        self.turn = turn
+        self.answerTime = answerTime
+    }
+
+    var count: Int { sent.load(ordering: .relaxed) }
+
+    func send(_ delivery: PushDelivery) async -> DeliveryOutcome {
+        sent.add(1, ordering: .relaxed)
+        return .sent
+    }
+
+    func submit(_ deliveries: [PushDelivery], timed completion: @escaping @Sendable (Int, DeliveryOutcome, Duration?) -> Void) {
+        Thread.sleep(forTimeInterval: Double(turn.components.seconds) + Double(turn.components.attoseconds) / 1e18)
+        sent.add(deliveries.count, ordering: .relaxed)
+        for index in deliveries.indices { completion(index, .sent, answerTime) }
     }
 }

@@ -23,8 +23,9 @@ public struct CircuitBreaker: Sendable {
         public var window: Duration
         public var initialOpen: Duration
         public var maximumOpen: Duration
-        /// An answer slower than this (from the request's hand-over to the sender) counts as a
-        /// fault; nil: never.
+        /// An answer slower than this (the provider's own time, on the wire, as the sender
+        /// measured it: never the time a delivery queued in the worker) counts as a fault; nil:
+        /// never.
         public var slowAnswer: Duration?
 
         public init(

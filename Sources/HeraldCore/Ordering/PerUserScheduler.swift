@@ -82,6 +82,10 @@ public struct PerUserScheduler<Key: Hashable & Sendable, Item> {
     /// Whether `user` has a delivery in flight or parked.
     @inlinable
     public func isRunning(user: Key) -> Bool { blocked[user] != nil }
+    /// Deliveries of `user` enqueued and not yet released (behind its blocked one, or waiting
+    /// for a lane).
+    @inlinable
+    public func waitingCount(user: Key) -> Int { waiting[user]?.count ?? 0 }
 
     /// Adds a delivery for `user`; returns the deliveries that may start now (this one, or
     /// nothing when it must wait).

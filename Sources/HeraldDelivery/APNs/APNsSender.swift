@@ -22,11 +22,11 @@ import Synchronization
 /// `RetryPolicy`.
 ///
 /// Backpressure: at most `maxInFlight` requests are in flight; further deliveries wait in the
-/// ``InFlightGate`` (``send(_:)`` suspends; ``submit(_:completion:)`` returns at once and the
+/// ``InFlightGate`` (``send(_:)`` suspends; ``submit(_:timed:)`` returns at once and the
 /// delivery starts when a permit frees). Until the first answer arrives only one request is
 /// sent, so that a fresh connection learns the server's stream limit before a burst.
 ///
-/// The cost per delivery, on ``submit(_:completion:)``: no task, no actor hop, no
+/// The cost per delivery, on ``submit(_:timed:)``: no task, no actor hop, no
 /// continuation. The provider token is read from its cache under a lock, the request goes to
 /// the HTTP client's driver thread through its queue, and the outcome is classified and
 /// reported on that thread. A task is made only to sign a token (once per 50 minutes) or to
@@ -119,7 +119,7 @@ public final class APNsSender: PushSender, DispatchingSender {
 
     public func send(_ delivery: PushDelivery) async -> DeliveryOutcome { await sendThroughDispatch(delivery) }
 
-    public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
+    public func submit(_ deliveries: [PushDelivery], timed completion: @escaping @Sendable (Int, DeliveryOutcome, Duration?) -> Void) {
         submitThroughDispatch(deliveries, completion: completion)
     }
 
@@ -143,17 +143,19 @@ public final class APNsSender: PushSender, DispatchingSender {
     /// Sends `delivery` once a permit is free and reports its outcome to `completion`, once.
     /// `abandoned` (from ``send(_:)``) says the caller stopped waiting before the permit came:
     /// the delivery is then not sent.
-    func dispatch(_ delivery: PushDelivery, abandoned: (@Sendable () -> Bool)?, completion: @escaping @Sendable (DeliveryOutcome) -> Void) {
-        let finish: @Sendable (DeliveryOutcome) -> Void = { [self] outcome in
+    func dispatch(
+        _ delivery: PushDelivery, abandoned: (@Sendable () -> Bool)?, completion: @escaping @Sendable (DeliveryOutcome, Duration?) -> Void
+    ) {
+        let finish: @Sendable (DeliveryOutcome, Duration?) -> Void = { [self] outcome, answerTime in
             counters.withLock { $0.count(outcome) }
             if outcome != .sent { logger.debugRefusal("APNs did not accept a notification", delivery: delivery, outcome: outcome) }
-            completion(outcome)
+            completion(outcome, answerTime)
         }
         let prepared: Prepared
         switch prepare(delivery) {
         case .ready(let ready): prepared = ready
         case .refused(let outcome):
-            finish(outcome)
+            finish(outcome, nil)
             return
         }
         gate.acquire { [self] in
@@ -161,9 +163,9 @@ public final class APNsSender: PushSender, DispatchingSender {
                 gate.release()
                 return
             }
-            transmit(prepared, refreshedCredential: false) { [self] outcome in
+            transmit(prepared, refreshedCredential: false) { [self] outcome, answerTime in
                 gate.release()
-                finish(outcome)
+                finish(outcome, answerTime)
             }
         }
     }
@@ -196,7 +198,7 @@ public final class APNsSender: PushSender, DispatchingSender {
     /// Sends the prepared request (with the provider token, for token apps) and classifies the
     /// answer, on the HTTP client's driver thread. A refused provider token is replaced once and
     /// the request sent again.
-    private func transmit(_ prepared: Prepared, refreshedCredential: Bool, completion: @escaping @Sendable (DeliveryOutcome) -> Void) {
+    private func transmit(_ prepared: Prepared, refreshedCredential: Bool, completion: @escaping @Sendable (DeliveryOutcome, Duration?) -> Void) {
         var request = prepared.request
         let bearer: String?
         if prepared.route.usesToken, let tokenProvider {
@@ -208,7 +210,7 @@ public final class APNsSender: PushSender, DispatchingSender {
                         transmit(prepared, refreshedCredential: refreshedCredential, completion: completion)
                     } catch {
                         logger.error("cannot sign an APNs provider token", metadata: [LogKey.error: "\(error)"])
-                        completion(.retryAfter(nil, reason: "cannot sign a provider token"))
+                        completion(.retryAfter(nil, reason: "cannot sign a provider token"), nil)
                     }
                 }
                 return
@@ -224,7 +226,7 @@ public final class APNsSender: PushSender, DispatchingSender {
             switch result {
             case .success(let answer): response = answer
             case .failure(let error):
-                completion(APNsResponseClassifier.outcome(for: error))
+                completion(APNsResponseClassifier.outcome(for: error), nil)
                 return
             }
             gate.open()
@@ -248,7 +250,9 @@ public final class APNsSender: PushSender, DispatchingSender {
                     )
                 }
             }
-            completion(APNsResponseClassifier.outcome(status: response.status.code, body: response.body, headerFields: response.headerFields))
+            completion(
+                APNsResponseClassifier.outcome(status: response.status.code, body: response.body, headerFields: response.headerFields),
+                response.answerTime)
         }
     }
 }

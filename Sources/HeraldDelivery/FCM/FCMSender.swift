@@ -21,7 +21,7 @@ import Synchronization
 /// Backpressure: at most `maxInFlight` requests in flight (an ``InFlightGate``); one until the
 /// first answer arrives.
 ///
-/// The cost per delivery, on ``submit(_:completion:)``: no task, no actor hop, no
+/// The cost per delivery, on ``submit(_:timed:)``: no task, no actor hop, no
 /// continuation: the access token is read from its cache under a lock, and the outcome is
 /// classified and reported on the HTTP client's driver thread. A task is made only to fetch an
 /// access token (about once an hour) or after a 401.
@@ -74,7 +74,7 @@ public final class FCMSender: PushSender, DispatchingSender {
 
     public func send(_ delivery: PushDelivery) async -> DeliveryOutcome { await sendThroughDispatch(delivery) }
 
-    public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
+    public func submit(_ deliveries: [PushDelivery], timed completion: @escaping @Sendable (Int, DeliveryOutcome, Duration?) -> Void) {
         submitThroughDispatch(deliveries, completion: completion)
     }
 
@@ -100,19 +100,21 @@ public final class FCMSender: PushSender, DispatchingSender {
     /// Sends `delivery` once a permit is free and reports its outcome to `completion`, once.
     /// `abandoned` (from ``send(_:)``) says the caller stopped waiting before the permit came:
     /// the delivery is then not sent.
-    func dispatch(_ delivery: PushDelivery, abandoned: (@Sendable () -> Bool)?, completion: @escaping @Sendable (DeliveryOutcome) -> Void) {
-        let finish: @Sendable (DeliveryOutcome) -> Void = { [self] outcome in
+    func dispatch(
+        _ delivery: PushDelivery, abandoned: (@Sendable () -> Bool)?, completion: @escaping @Sendable (DeliveryOutcome, Duration?) -> Void
+    ) {
+        let finish: @Sendable (DeliveryOutcome, Duration?) -> Void = { [self] outcome, answerTime in
             counters.withLock { $0.count(outcome) }
             if outcome != .sent { logger.debugRefusal("FCM did not accept a message", delivery: delivery, outcome: outcome) }
-            completion(outcome)
+            completion(outcome, answerTime)
         }
         guard delivery.payload.platform == .android, delivery.payload.apns == nil else {
-            finish(.permanentFailure(reason: "not an FCM payload (platform \(delivery.payload.platform))"))
+            finish(.permanentFailure(reason: "not an FCM payload (platform \(delivery.payload.platform))"), nil)
             return
         }
         let alias = delivery.target.app ?? defaultAlias
         guard let project = projects[alias] else {
-            finish(.permanentFailure(reason: "no Firebase project configured for '\(alias.prefix(100))'"))
+            finish(.permanentFailure(reason: "no Firebase project configured for '\(alias.prefix(100))'"), nil)
             return
         }
         let request = HTTPClientRequest(
@@ -123,9 +125,9 @@ public final class FCMSender: PushSender, DispatchingSender {
                 gate.release()
                 return
             }
-            transmit(request, to: project, refreshedCredential: false) { [self] outcome in
+            transmit(request, to: project, refreshedCredential: false) { [self] outcome, answerTime in
                 gate.release()
-                finish(outcome)
+                finish(outcome, answerTime)
             }
         }
     }
@@ -133,7 +135,8 @@ public final class FCMSender: PushSender, DispatchingSender {
     /// Sends `request` with the project's access token and classifies the answer, on the HTTP
     /// client's driver thread. A 401 drops the token once and the request is sent again.
     private func transmit(
-        _ request: HTTPClientRequest, to project: Project, refreshedCredential: Bool, completion: @escaping @Sendable (DeliveryOutcome) -> Void
+        _ request: HTTPClientRequest, to project: Project, refreshedCredential: Bool,
+        completion: @escaping @Sendable (DeliveryOutcome, Duration?) -> Void
     ) {
         guard let accessToken = project.tokens.cachedAccessToken() else {
             // No token yet, or it is about to expire: fetch one (a task, about once an hour).
@@ -142,9 +145,9 @@ public final class FCMSender: PushSender, DispatchingSender {
                     _ = try await project.tokens.accessToken()
                     transmit(request, to: project, refreshedCredential: refreshedCredential, completion: completion)
                 } catch let error as FCMAccessTokenError {
-                    completion(.retryAfter(nil, reason: "no access token: \(error.code)\(error.status.map { " \($0)" } ?? "")", providerFault: true))
+                    completion(.retryAfter(nil, reason: "no access token: \(error.code)\(error.status.map { " \($0)" } ?? "")", providerFault: true), nil)
                 } catch {
-                    completion(.retryAfter(nil, reason: "no access token: \(type(of: error))", providerFault: true))
+                    completion(.retryAfter(nil, reason: "no access token: \(type(of: error))", providerFault: true), nil)
                 }
             }
             return
@@ -157,7 +160,7 @@ public final class FCMSender: PushSender, DispatchingSender {
             switch result {
             case .success(let answer): response = answer
             case .failure(let error):
-                completion(FCMResponseClassifier.outcome(for: error))
+                completion(FCMResponseClassifier.outcome(for: error), nil)
                 return
             }
             gate.open()
@@ -171,7 +174,9 @@ public final class FCMSender: PushSender, DispatchingSender {
                 }
                 return
             }
-            completion(FCMResponseClassifier.outcome(status: response.status.code, body: response.body, headerFields: response.headerFields))
+            completion(
+                FCMResponseClassifier.outcome(status: response.status.code, body: response.body, headerFields: response.headerFields),
+                response.answerTime)
         }
     }
 }

@@ -14,9 +14,9 @@ public final class NullSender: PushSender {
     }
 
     /// Answers every delivery at once, on the caller's thread.
-    public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
+    public func submit(_ deliveries: [PushDelivery], timed completion: @escaping @Sendable (Int, DeliveryOutcome, Duration?) -> Void) {
         sent.add(deliveries.count, ordering: .relaxed)
-        for index in deliveries.indices { completion(index, .sent) }
+        for index in deliveries.indices { completion(index, .sent, .zero) }
     }
 
     /// Deliveries accepted so far.

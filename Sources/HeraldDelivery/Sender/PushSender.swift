@@ -14,12 +14,18 @@ public protocol PushSender: Sendable {
     func send(_ delivery: PushDelivery) async -> DeliveryOutcome
 
     /// Starts sending `deliveries` and returns at once: the worker's hot path, one call per
-    /// batch of released deliveries instead of one task per delivery. `completion(i, outcome)`
-    /// is called exactly once for every index `i` of `deliveries`, from any thread, as soon as
-    /// that outcome is known (possibly before `submit` returns). It must be cheap and must not
-    /// block: the worker only queues the outcome. The default runs ``send(_:)`` for each
-    /// delivery in a child task of one task.
-    func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void)
+    /// batch of released deliveries instead of one task per delivery. `completion(i, outcome,
+    /// answerTime)` is called exactly once for every index `i` of `deliveries`, from any thread,
+    /// as soon as that outcome is known (possibly before `submit` returns). It must be cheap and
+    /// must not block: the worker only queues the outcome.
+    ///
+    /// `answerTime` is how long the provider took to answer, measured where the request left
+    /// and the answer came (for the HTTP senders, on the wire), never including the time the
+    /// delivery waited in this process (for a permit, a connection, or the caller's own turn):
+    /// the worker's circuit breaker judges a provider slow by it. `nil` when nothing was sent
+    /// (refused before sending, a transport error). The default runs ``send(_:)`` for each
+    /// delivery in a child task of one task and times that call.
+    func submit(_ deliveries: [PushDelivery], timed completion: @escaping @Sendable (Int, DeliveryOutcome, Duration?) -> Void)
 
     /// Whether a delivery whose outcome was lost (the worker crashed after sending, before
     /// recording) already reached the provider. A sender that cannot know answers `.unknown`,
@@ -32,17 +38,26 @@ public protocol PushSender: Sendable {
 }
 
 extension PushSender {
-    public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
+    public func submit(_ deliveries: [PushDelivery], timed completion: @escaping @Sendable (Int, DeliveryOutcome, Duration?) -> Void) {
         guard !deliveries.isEmpty else { return }
         // Unstructured on purpose: `submit` returns at once and reports through `completion`;
         // the children end when their sends do, and senders bound their own in-flight requests.
         Task {
             await withDiscardingTaskGroup { group in
                 for (index, delivery) in deliveries.enumerated() {
-                    group.addTask { completion(index, await self.send(delivery)) }
+                    group.addTask {
+                        let start = ContinuousClock.now
+                        let outcome = await self.send(delivery)
+                        completion(index, outcome, .now - start)
+                    }
                 }
             }
         }
+    }
+
+    /// ``submit(_:timed:)`` for callers that do not look at the answer time.
+    public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
+        submit(deliveries, timed: { index, outcome, _ in completion(index, outcome) })
     }
 
     public func reconcile(_ deliveryKey: DeliveryKey) async -> ReconcileAnswer { .unknown }

@@ -21,15 +21,15 @@ public struct RoutingSender: PushSender {
     }
 
     /// Splits the batch by platform and hands each part to its sender in one call.
-    public func submit(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome) -> Void) {
+    public func submit(_ deliveries: [PushDelivery], timed completion: @escaping @Sendable (Int, DeliveryOutcome, Duration?) -> Void) {
         for platform in Platform.allCases {
             let indices = deliveries.indices.filter { deliveries[$0].platform == platform }
             guard !indices.isEmpty else { continue }
             guard let sender = sender(for: platform) else {
-                for index in indices { completion(index, Self.noSender(platform)) }
+                for index in indices { completion(index, Self.noSender(platform), nil) }
                 continue
             }
-            sender.submit(indices.map { deliveries[$0] }) { part, outcome in completion(indices[part], outcome) }
+            sender.submit(indices.map { deliveries[$0] }, timed: { part, outcome, answerTime in completion(indices[part], outcome, answerTime) })
         }
     }
 

@@ -115,6 +115,14 @@ final class EasyHandle {
         return value
     }
 
+    /// A `curl_off_t` item of `curl_easy_getinfo` (the `…_TIME_T` items, in microseconds), or nil
+    /// if libcurl refused it.
+    func offsetInfo(_ item: CURLINFO) -> Int64? {
+        var value: curl_off_t = 0
+        guard herald_curl_easy_getinfo_offset(raw, item, &value) == CURLE_OK else { return nil }
+        return Int64(value)
+    }
+
     /// The socket of the connection the transfer uses, if it has one.
     var socket: Int32? {
         var value: curl_socket_t = -1

@@ -226,6 +226,16 @@ final class Transfer {
     /// New connections this transfer opened (`CURLINFO_NUM_CONNECTS`).
     var connectionsOpened: Int { easy.info(CURLINFO_NUM_CONNECTS) ?? 0 }
 
+    /// How long the server took, on the wire: libcurl's total time less its pre-transfer time,
+    /// so without the time the request waited for this driver or for a connection to be made.
+    /// With libcurl 7.88 it includes a wait for a free stream on a connection at the server's
+    /// stream limit (libcurl 8.6's queue time would tell it apart).
+    var answerTime: Duration? {
+        guard let total = easy.offsetInfo(CURLINFO_TOTAL_TIME_T), let start = easy.offsetInfo(CURLINFO_PRETRANSFER_TIME_T), total >= start
+        else { return nil }
+        return .microseconds(total - start)
+    }
+
     /// The response of a transfer that ended with `CURLE_OK`.
     func response() -> HTTPClientResponse {
         let version: HTTPClientResponse.Version =
@@ -241,7 +251,8 @@ final class Transfer {
             body: body,
             version: version,
             localPort: easy.info(CURLINFO_LOCAL_PORT),
-            connectionsOpened: connectionsOpened
+            connectionsOpened: connectionsOpened,
+            answerTime: answerTime
         )
     }
 

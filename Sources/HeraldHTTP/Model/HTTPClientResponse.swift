@@ -30,6 +30,11 @@ public struct HTTPClientResponse: Sendable {
     public var localPort: Int?
     /// New connections libcurl opened to carry this request (0 when an existing one was reused).
     public var connectionsOpened: Int
+    /// How long the server took to answer, measured by the transport from the moment the
+    /// request was about to go on an open connection to the response's end: what a caller
+    /// judges the server's speed by, without the time the request queued in this process or
+    /// waited for a new connection.
+    public var answerTime: Duration?
 
     public init(
         status: HTTPResponse.Status,
@@ -37,7 +42,8 @@ public struct HTTPClientResponse: Sendable {
         body: [UInt8] = [],
         version: Version = .http2,
         localPort: Int? = nil,
-        connectionsOpened: Int = 0
+        connectionsOpened: Int = 0,
+        answerTime: Duration? = nil
     ) {
         self.status = status
         self.headerFields = headerFields
@@ -45,6 +51,7 @@ public struct HTTPClientResponse: Sendable {
         self.version = version
         self.localPort = localPort
         self.connectionsOpened = connectionsOpened
+        self.answerTime = answerTime
     }
 
     /// The body decoded as UTF-8 (invalid bytes become replacement characters).

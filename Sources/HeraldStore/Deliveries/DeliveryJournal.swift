@@ -174,7 +174,7 @@ public struct DeliveryJournal: Sendable {
     /// nothing retried, no dead token) is one INSERT.
     public func record(_ records: [DeliveryRecord]) async throws(StoreError) {
         guard !records.isEmpty else { return }
-        let isFresh = { (record: DeliveryRecord) in !record.completesPendingRow && record.state.isTerminal }
+        let isFresh = { (record: DeliveryRecord) in !record.completesPendingRow && record.state.isTerminal && record.backlogPlace == nil }
         let isDeadToken = { (record: DeliveryRecord) in record.state == .tokenDead && record.token != nil }
         if records.allSatisfy({ isFresh($0) && !isDeadToken($0) }) {
             // The common batch, taken as it is (no copies of the records).
@@ -192,6 +192,7 @@ public struct DeliveryJournal: Sendable {
         let fresh = records.filter(isFresh)
         let upserts = records.filter { !isFresh($0) }
         let dead = records.filter(isDeadToken)
+        let dequeued = records.filter { $0.state.isTerminal && $0.backlogPlace != nil }.map { $0.backlogPlace! }
         try await StoreError.wrap("DeliveryJournal.record") {
             try await client.withTransaction { transaction in
                 if !fresh.isEmpty {
@@ -211,6 +212,9 @@ public struct DeliveryJournal: Sendable {
                         """,
                         [dead.map { Int($0.deviceRef) }, dead.map { $0.token! }, dead.map { $0.lastError ?? "token refused" }]
                     )
+                }
+                if !dequeued.isEmpty {
+                    try await transaction.execute(DeliveryBacklog.removeSQL, DeliveryBacklog.placeParameters(dequeued))
                 }
             }
         }
@@ -383,7 +387,8 @@ public struct DeliveryJournal: Sendable {
         }
     }
 
-    /// Writes or completes `.pending` and `.deferred` rows; a terminal row is never changed.
+    /// Writes or completes `.pending`, `.deferred` and `.queued` rows; a terminal row is never
+    /// changed.
     static func upsertSQL(sharing: Bool) -> String {
         sharing ? sharingUpsertSQL : plainUpsertSQL
     }
@@ -405,7 +410,7 @@ public struct DeliveryJournal: Sendable {
             ON CONFLICT (device_ref, position) DO UPDATE
             SET state = EXCLUDED.state, attempts = EXCLUDED.attempts, provider_id = EXCLUDED.provider_id, last_error = EXCLUDED.last_error,
                 payload = EXCLUDED.payload, payload_digest = EXCLUDED.payload_digest, recorded_at = now()
-            WHERE journal.state IN ('pending', 'deferred')
+            WHERE journal.state IN ('pending', 'deferred', 'queued')
             """
     }
 

@@ -16,6 +16,7 @@ public struct DeliveryRecord: Sendable, Hashable {
         var payload: [UInt8]?
         var token: String?
         var completesPendingRow: Bool
+        var backlogPlace: BacklogPlace?
     }
 
     /// Shared by every copy (``HeraldSupport/Shared``): a record is copied into the engine's
@@ -77,14 +78,23 @@ public struct DeliveryRecord: Sendable, Hashable {
         set { storage.value.completesPendingRow = newValue }
     }
 
+    /// Where the delivery waited in its user's backlog (``DeliveryBacklog``): a terminal record
+    /// removes it from there, in the same transaction.
+    public var backlogPlace: BacklogPlace? {
+        get { storage.value.backlogPlace }
+        set { storage.value.backlogPlace = newValue }
+    }
+
     public init(
         deviceRef: Int64, position: Int64, messageId: Int64, userId: String, state: DeliveryState, attempts: Int,
-        providerId: String? = nil, lastError: String? = nil, payload: [UInt8]? = nil, token: String? = nil, completesPendingRow: Bool = false
+        providerId: String? = nil, lastError: String? = nil, payload: [UInt8]? = nil, token: String? = nil, completesPendingRow: Bool = false,
+        backlogPlace: BacklogPlace? = nil
     ) {
         storage = Shared(
             Fields(
                 deviceRef: deviceRef, position: position, messageId: messageId, userId: userId, state: state, attempts: attempts,
-                providerId: providerId, lastError: lastError, payload: payload, token: token, completesPendingRow: completesPendingRow
+                providerId: providerId, lastError: lastError, payload: payload, token: token, completesPendingRow: completesPendingRow,
+                backlogPlace: backlogPlace
             ))
     }
 }

@@ -12,9 +12,13 @@ public enum DeliveryState: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// the broker, its message republished to the wait queue, and is sent when the message
     /// comes back. No attempt was made after this row was written.
     case deferred
+    /// Queued in its user's backlog (``DeliveryBacklog``) behind the user's earlier push: its
+    /// message was acknowledged, and the worker holding the backlog sends it in its turn. A
+    /// redelivered copy of the message leaves it there.
+    case queued
 
     /// Whether no further attempt will be made.
-    public var isTerminal: Bool { self != .pending && self != .deferred }
+    public var isTerminal: Bool { self != .pending && self != .deferred && self != .queued }
 
     public var description: String { rawValue }
 }

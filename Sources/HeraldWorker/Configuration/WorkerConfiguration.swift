@@ -85,6 +85,19 @@ public struct WorkerConfiguration: Sendable {
     /// wait in the broker (``HeraldCore/CircuitBreaker``); ``HeraldCore/CircuitBreaker/Policy/disabled``
     /// keeps retrying in memory as before.
     public var circuitBreaker: CircuitBreaker.Policy
+    /// `worker.backlog`: a delivery that would wait behind more than ``backlogAfter`` of its
+    /// user's earlier ones (same platform) is queued in the user's backlog in PostgreSQL and its
+    /// message acknowledged, so that a busy user holds back nobody else (``HeraldStore/DeliveryBacklog``).
+    /// One worker process at a time holds the backlog (``HeraldStore/BacklogLock``); the others
+    /// keep such deliveries in memory. Without partitions only (with them every delivery waits in
+    /// memory as before).
+    public var backlog: Bool
+    /// How many of a user's deliveries may wait in memory before later ones go to the backlog.
+    public var backlogAfter: Int
+    /// How many queued deliveries of one user are kept in memory, and read back at a time.
+    public var backlogWindow: Int
+    /// How often a worker checks that it still holds the backlog, or tries to take it.
+    public var backlogCheckInterval: Duration
 
     public init(amqp: AMQPConfiguration, topology: HeraldTopology = HeraldTopology()) {
         self.amqp = amqp
@@ -112,7 +125,15 @@ public struct WorkerConfiguration: Sendable {
         self.ingestRetryInterval = .seconds(2)
         self.partitionClaimSpacing = .milliseconds(100)
         self.circuitBreaker = CircuitBreaker.Policy()
+        self.backlog = true
+        self.backlogAfter = 4
+        self.backlogWindow = 32
+        self.backlogCheckInterval = .seconds(2)
     }
+
+    /// Whether this worker queues busy users' deliveries in the backlog (``backlog``, without
+    /// partitions).
+    var usesBacklog: Bool { backlog && partitions == 0 }
 
     /// The partition queues when ``partitions`` > 0.
     public var partitionLayout: PartitionLayout? {
@@ -136,5 +157,8 @@ public struct WorkerConfiguration: Sendable {
         }
         guard ingestRetryInterval > .zero else { throw fail("the ingest retry interval must be positive") }
         guard partitionClaimSpacing >= .zero else { throw fail("durations must not be negative") }
+        guard backlogAfter >= 1, backlogWindow >= 1, backlogCheckInterval > .zero else {
+            throw fail("backlog: at least 1 delivery in memory and per read, and a positive check interval")
+        }
     }
 }

@@ -35,12 +35,16 @@ final class Delivery: @unchecked Sendable {
     var ticket: Lanes.Ticket?
     var payload: PushPayload?
     var firstAttempt: ContinuousClock.Instant?
-    /// When the current attempt was handed to the sender (its answer's time counts for the
-    /// circuit breaker's slow answers).
+    /// When the current attempt was handed to the sender: the answer-time histogram, which
+    /// includes the time it queued on the way (the circuit breaker judges by the provider's own
+    /// time, ``ProviderGates/isSlow(answerTime:)``).
     var sentAt: ContinuousClock.Instant?
     var retryDue: ContinuousClock.Instant?
     /// Sent as its provider's half-open circuit breaker probe (``ProviderGates``).
     var isProbe = false
+    /// Its place in its user's backlog, once queued there (``UserBacklogs``): from then on no
+    /// message waits for it, and its terminal record removes the row.
+    var backlogPlace: BacklogPlace?
 
     // Guarded by the MessageTracker's lock.
     var waiters: [TrackedMessage] = []

@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// One turn of the loop takes every posted event (deliveries from the claim stage, the
 /// senders' answers, finished record writes, due retries), updates the lanes, then sends
-/// everything the lanes released as one ``HeraldDelivery/PushSender/submit(_:completion:)``
+/// everything the lanes released as one ``HeraldDelivery/PushSender/submit(_:timed:)``
 /// call, and hands the outcomes gathered meanwhile to a record write (at most
 /// ``WorkerConfiguration/recordConcurrency`` in flight, up to
 /// ``WorkerConfiguration/recordBatchSize`` rows each; a few wait up to
@@ -50,12 +50,17 @@ final class DeliveryEngine: Sendable {
         var recordLinger: Duration
         var recordLingerBelow: Int
         var circuitBreaker: CircuitBreaker.Policy
+        /// ``UserBacklogs/memoryAllowance`` and ``UserBacklogs/windowSize``.
+        var backlogAfter: Int
+        var backlogWindow: Int
     }
 
     let mailbox = EngineMailbox()
     private let settings: Settings
     private let sender: any PushSender
     private let journal: DeliveryJournal
+    /// The per-user backlog, when this worker may hold it (``UserBacklogs``).
+    private let backlog: DeliveryBacklog?
     private let tracker: MessageTracker
     private let deadTokens: DeadTokenRegistry
     private let acknowledger: Acknowledger
@@ -70,9 +75,11 @@ final class DeliveryEngine: Sendable {
     private let finished = Atomic<Bool>(false)
 
     init(
-        settings: Settings, sender: any PushSender, journal: DeliveryJournal, tracker: MessageTracker, deadTokens: DeadTokenRegistry,
-        acknowledger: Acknowledger, deferredCopy: DeferredCopy, metrics: WorkerMetrics, retry: StoreRetry, stop: StopSignal, logger: Logger
+        settings: Settings, sender: any PushSender, journal: DeliveryJournal, backlog: DeliveryBacklog?, tracker: MessageTracker,
+        deadTokens: DeadTokenRegistry, acknowledger: Acknowledger, deferredCopy: DeferredCopy, metrics: WorkerMetrics, retry: StoreRetry,
+        stop: StopSignal, logger: Logger
     ) {
+        self.backlog = backlog
         self.deferredCopy = deferredCopy
         self.settings = settings
         self.sender = sender
@@ -98,6 +105,13 @@ final class DeliveryEngine: Sendable {
     /// Wakes the loop (a stop began, or ``finish()`` was called).
     func wake() { mailbox.post(.wake) }
 
+    /// This worker holds the backlog now (``HeraldStore/BacklogLock``): these users have
+    /// deliveries queued, up to these places.
+    func backlogAcquired(_ queued: [(user: OrderingKey, lastSeq: Int64)]) { mailbox.post(.backlogAcquired(queued)) }
+
+    /// This worker lost the backlog.
+    func backlogLost() { mailbox.post(.backlogLost) }
+
     /// No more deliveries will come: ``run()`` returns once what runs is recorded (or at once
     /// when aborted).
     func finish() {
@@ -107,7 +121,7 @@ final class DeliveryEngine: Sendable {
 
     /// The loop; returns after ``finish()`` once nothing is running, or when aborted.
     func run() async {
-        var state = LoopState(lanes: settings.lanes, circuitBreaker: settings.circuitBreaker)
+        var state = LoopState(settings: settings)
         while true {
             let events = await mailbox.take()
             state.now = Date()
@@ -116,6 +130,7 @@ final class DeliveryEngine: Sendable {
             state.carried.removeAll()
             for event in events { handle(event, state: &state, released: &released) }
             if stop.isStopping { stopWork(&state, released: &released) }
+            feedFromBacklog(&state, released: &released)
             dueRetries(&state, released: &released)
             dispatch(released, state: &state)
             if state.waitingChanged { reportWaiting(&state) }
@@ -124,6 +139,7 @@ final class DeliveryEngine: Sendable {
                 state.outcomes = WorkerMetrics.Outcomes()
             }
             writeRecords(&state)
+            writeBacklog(&state)
             armTimer(&state)
             if stop.isAborted { break }
             if finished.load(ordering: .relaxed), busy.load(ordering: .relaxed) == 0, state.recordsInFlight == 0, state.records.isEmpty { break }
@@ -137,12 +153,17 @@ final class DeliveryEngine: Sendable {
         switch event {
         case .fanOut(let deliveries):
             for delivery in deliveries {
-                state.scheduler.enqueue(delivery, user: delivery.recipient.orderingKey, into: &released)
+                let user = delivery.recipient.orderingKey
+                if state.backlog.takes(user, waiting: state.scheduler.waitingCount(user: user)), !stop.isStopping {
+                    queueInBacklog(delivery, user: user, state: &state)
+                } else {
+                    state.scheduler.enqueue(delivery, user: user, into: &released)
+                }
             }
             metrics.inFlight(messages: tracker.messageCount, deliveries: tracker.deliveryCount)
-        case .outcome(let delivery, let outcome):
+        case .outcome(let delivery, let outcome, let answerTime):
             busy.subtract(1, ordering: .relaxed)
-            handleOutcome(delivery, outcome, state: &state, released: &released)
+            handleOutcome(delivery, outcome, answerTime: answerTime, state: &state, released: &released)
         case .reconciled(let delivery, let answer):
             busy.subtract(1, ordering: .relaxed)
             delivery.inDoubt = false
@@ -169,6 +190,24 @@ final class DeliveryEngine: Sendable {
                 tracker.drop(settled)
                 metrics.abandoned(settled.count)
             }
+        case .backlogWritten(let deliveries, let durable):
+            backlogWritten(deliveries, durable: durable, state: &state)
+        case .backlogRead(let user, let deliveries, let upTo):
+            if let deliveries {
+                state.backlog.read(for: user, deliveries, upTo: upTo)
+            } else {
+                state.backlog.readFailed(for: user)
+            }
+            state.backlogTouched.insert(user)
+        case .backlogAcquired(let queued):
+            state.backlog.acquired(queued)
+            state.backlogTouched.formUnion(queued.map(\.user))
+            logger.info("Holding the backlog", metadata: [LogKey.count: "\(queued.count)"])
+        case .backlogLost:
+            let forgotten = state.backlog.lost()
+            state.backlogTouched.removeAll()
+            logger.warning(
+                "Lost the backlog lock; whoever takes it sends the queued deliveries", metadata: [LogKey.count: "\(forgotten.count)"])
         case .wake:
             break
         }
@@ -190,10 +229,10 @@ final class DeliveryEngine: Sendable {
     }
 
     private func handleOutcome(
-        _ delivery: Delivery, _ outcome: DeliveryOutcome, state: inout LoopState, released: inout [Lanes.Release]
+        _ delivery: Delivery, _ outcome: DeliveryOutcome, answerTime: Duration?, state: inout LoopState, released: inout [Lanes.Release]
     ) {
-        // A slow answer: as late as the turn that took it (one clock reading per turn).
-        let slow = state.gates.isSlow(sentAt: delivery.sentAt, now: state.clock)
+        // Slow by the provider's own answer time, never by how long this loop took to get to it.
+        let slow = state.gates.isSlow(answerTime: answerTime)
         if let sentAt = delivery.sentAt { state.outcomes.answered(delivery.recipient.subscription.platform, after: state.clock - sentAt) }
         // No breaker exists and the provider answered in time: nothing to count, nothing is blocked.
         if outcome.isProviderFault || slow || state.gates.isWatching {
@@ -235,8 +274,9 @@ final class DeliveryEngine: Sendable {
                 delivery.retryDue = now + delay
                 state.parked.insert(delivery, due: now + delay)
                 state.waitingChanged = true
-                // Keep the attempt count and the position for whoever sends it next.
-                queueRecord(delivery, state: .pending, lastError: reason, into: &state)
+                // Keep the attempt count and the position for whoever sends it next (a queued
+                // delivery's row stays queued: its backlog row is what resumes it).
+                if delivery.backlogPlace == nil { queueRecord(delivery, state: .pending, lastError: reason, into: &state) }
             }
         }
     }
@@ -264,6 +304,7 @@ final class DeliveryEngine: Sendable {
     private func complete(_ delivery: Delivery, state: inout LoopState, released: inout [Lanes.Release]) {
         guard let ticket = delivery.ticket else { return }
         delivery.ticket = nil
+        if state.backlog.has(ticket.user) { state.backlogTouched.insert(ticket.user) }
         // A ticket completed twice would be a bug here; the scheduler refuses it without
         // corrupting the order, and nothing more can be done about it at run time.
         try? state.scheduler.complete(ticket, into: &released)
@@ -274,7 +315,8 @@ final class DeliveryEngine: Sendable {
             deviceRef: delivery.deviceRef, position: delivery.position, messageId: delivery.context.journalId,
             userId: delivery.recipient.addressedUserId, state: deliveryState, attempts: delivery.attempts,
             lastError: lastError, payload: deliveryState == .sent ? delivery.payload?.loggedBody : nil,
-            token: deliveryState == .tokenDead ? delivery.recipient.subscription.token : nil, completesPendingRow: delivery.hasPendingRow
+            token: deliveryState == .tokenDead ? delivery.recipient.subscription.token : nil, completesPendingRow: delivery.hasPendingRow,
+            backlogPlace: delivery.backlogPlace
         )
         if !deliveryState.isTerminal { delivery.hasPendingRow = true }
         // One row per delivery per statement: a later record replaces one still queued.
@@ -321,6 +363,16 @@ final class DeliveryEngine: Sendable {
     /// lane goes on, and its message will be republished to the wait queue once settled.
     private func deferDelivery(_ delivery: Delivery, reason: String, state: inout LoopState, released: inout [Lanes.Release]) {
         let key = ProviderGates.Key(delivery.recipient)
+        if delivery.backlogPlace != nil {
+            // No message to republish: it waits here, its lane freed, its user's later ones
+            // behind it, until the breaker lets a probe through.
+            if let ticket = delivery.ticket, let freed = try? state.scheduler.park(ticket) { released += freed }
+            let due = state.gates.reopensAt(key) ?? ContinuousClock.now + settings.circuitBreaker.initialOpen
+            delivery.retryDue = due
+            state.parked.insert(delivery, due: due)
+            state.waitingChanged = true
+            return
+        }
         complete(delivery, state: &state, released: &released)
         tracker.markDeferred([delivery], until: state.gates.reopensAt(key) ?? ContinuousClock.now + settings.circuitBreaker.initialOpen)
         queueRecord(delivery, state: .deferred, lastError: "deferred, provider failing: \(reason)", into: &state)
@@ -353,6 +405,14 @@ final class DeliveryEngine: Sendable {
         let dropped = released.map(\.item) + state.readyToSend + state.parked.removeAll() + state.gates.releaseAllHeld()
         released.removeAll()
         state.readyToSend.removeAll()
+        if !state.backlogWrites.isEmpty {
+            // Not written: their messages go back to the queue.
+            busy.subtract(state.backlogWrites.count, ordering: .relaxed)
+            state.backlog.notWritten(state.backlogWrites)
+            tracker.drop(state.backlogWrites)
+            metrics.abandoned(state.backlogWrites.count)
+            state.backlogWrites.removeAll()
+        }
         guard !dropped.isEmpty else { return }
         for delivery in dropped { delivery.ticket = nil }
         tracker.drop(dropped)
@@ -395,7 +455,8 @@ final class DeliveryEngine: Sendable {
             for (release, isAwaited) in zip(pending, awaited) {
                 let delivery = release.item
                 delivery.ticket = release.ticket
-                guard isAwaited else {
+                // A delivery from the backlog is awaited by no message: its row is what waits.
+                guard isAwaited || delivery.backlogPlace != nil else {
                     // Its messages were requeued with a lost connection: the user's lane goes
                     // on; the message comes again (here or elsewhere) and claims it anew.
                     orphans.append(delivery)
@@ -493,7 +554,7 @@ final class DeliveryEngine: Sendable {
         busy.add(sent.count, ordering: .relaxed)
         let mailbox = self.mailbox
         let submitted = sent
-        sender.submit(pushes) { index, outcome in mailbox.post(.outcome(submitted[index], outcome)) }
+        sender.submit(pushes, timed: { index, outcome, answerTime in mailbox.post(.outcome(submitted[index], outcome, answerTime: answerTime)) })
         if !state.carried.isEmpty { mailbox.post(.wake) }
     }
 
@@ -513,6 +574,116 @@ final class DeliveryEngine: Sendable {
             } else {
                 mailbox.post(.reconciled(delivery, .send))
             }
+        }
+    }
+
+    // MARK: Backlog
+
+    /// Queues `delivery` in its user's backlog: written with the next backlog write; its message
+    /// is settled once the row is durable.
+    private func queueInBacklog(_ delivery: Delivery, user: OrderingKey, state: inout LoopState) {
+        delivery.backlogPlace = state.backlog.place(for: user)
+        state.backlogWrites.append(delivery)
+        busy.add(1, ordering: .relaxed)  // until durable
+        metrics.queued()
+    }
+
+    /// One backlog write at a time, of everything queued meanwhile: places are numbered in
+    /// arrival order, so a later write never overtakes an earlier one's order.
+    private func writeBacklog(_ state: inout LoopState) {
+        guard let backlog, !state.backlogWriting, !state.backlogWrites.isEmpty else { return }
+        let deliveries = state.backlogWrites
+        state.backlogWrites.removeAll()
+        state.backlogWriting = true
+        // The engine's own fields read here, on its task; the rest of a delivery is immutable.
+        let places = deliveries.map(\.backlogPlace), attempts = deliveries.map(\.attempts), inDoubt = deliveries.map(\.inDoubt)
+        let retry = self.retry, mailbox = self.mailbox
+        Task {
+            let encoder = JSONEncoder()
+            let rows = deliveries.indices.compactMap { index -> BacklogRow? in
+                let delivery = deliveries[index], attempts = attempts[index]
+                let snapshot = BacklogSnapshot(delivery, attempts: attempts, inDoubt: inDoubt[index])
+                guard let place = places[index], let json = try? encoder.encode(snapshot) else { return nil }
+                return BacklogRow(
+                    place: place, deviceRef: delivery.deviceRef, position: delivery.position, messageId: delivery.context.journalId,
+                    userId: delivery.recipient.addressedUserId, attempts: attempts, delivery: Array(json))
+            }
+            // A delivery that cannot be written as JSON (never seen) fails the batch: its
+            // messages come again rather than being acknowledged without it.
+            var durable = false
+            if rows.count == deliveries.count {
+                durable =
+                    await retry.run("DeliveryBacklog.enqueue", giveUp: { $0.isAborted }) { () async throws(StoreError) in
+                        try await backlog.enqueue(rows)
+                    } != nil
+            }
+            mailbox.post(.backlogWritten(deliveries, durable))
+        }
+    }
+
+    private func backlogWritten(_ deliveries: [Delivery], durable: Bool, state: inout LoopState) {
+        state.backlogWriting = false
+        busy.subtract(deliveries.count, ordering: .relaxed)
+        guard durable else {
+            // Given up (aborting): their messages are not acknowledged and come again.
+            state.backlog.notWritten(deliveries)
+            tracker.drop(deliveries)
+            metrics.abandoned(deliveries.count)
+            return
+        }
+        for delivery in deliveries {
+            delivery.hasPendingRow = true  // the `.queued` journal row
+            state.backlogTouched.insert(delivery.recipient.orderingKey)
+        }
+        settle(tracker.finish(deliveries))
+        state.backlog.written(deliveries)
+    }
+
+    /// Hands the lanes the queued deliveries of the users looked at this turn (up to the memory
+    /// allowance each), and starts the reads they need.
+    private func feedFromBacklog(_ state: inout LoopState, released: inout [Lanes.Release]) {
+        guard !state.backlogTouched.isEmpty else { return }
+        let users = state.backlogTouched
+        state.backlogTouched.removeAll()
+        guard !stop.isStopping else { return }
+        for user in users {
+            let room = state.backlog.memoryAllowance - state.scheduler.waitingCount(user: user)
+            for delivery in state.backlog.take(for: user, room: room) {
+                state.scheduler.enqueue(delivery, user: user, into: &released)
+            }
+            if let read = state.backlog.readNeeded(for: user) { readBacklog(read) }
+            state.backlog.endIfDone(user)
+        }
+    }
+
+    /// Reads the next window of a user's backlog, off the loop.
+    private func readBacklog(_ read: UserBacklogs.Read) {
+        guard let backlog else { return }
+        let retry = self.retry, mailbox = self.mailbox, logger = self.logger, limit = settings.backlogWindow
+        Task {
+            let text = UserBacklogs.text(read.user)
+            guard
+                let entries = await retry.run(
+                    "DeliveryBacklog.window", { () async throws(StoreError) in try await backlog.window(of: text, after: read.after, limit: limit) })
+            else {
+                mailbox.post(.backlogRead(read.user, nil, upTo: nil))
+                return
+            }
+            let decoder = JSONDecoder()
+            var deliveries: [Delivery] = []
+            for entry in entries {
+                let place = BacklogPlace(orderKey: text, seq: entry.seq)
+                do {
+                    let snapshot = try decoder.decode(BacklogSnapshot.self, from: Data(entry.delivery))
+                    deliveries.append(snapshot.delivery(at: place, headInDoubt: read.inDoubt && deliveries.isEmpty))
+                } catch {
+                    // Written by another version of Herald: it stays in the table for an operator.
+                    logger.error(
+                        "A queued delivery cannot be read; skipped, its row kept",
+                        metadata: [LogKey.userId: "\(read.user.userId)", LogKey.platform: "\(read.user.platform)", LogKey.error: "\(error)"])
+                }
+            }
+            mailbox.post(.backlogRead(read.user, deliveries, upTo: entries.last?.seq))
         }
     }
 
@@ -589,8 +760,16 @@ private struct LoopState {
     /// The monotonic clock at the start of the turn.
     var clock = ContinuousClock.now
 
-    init(lanes: Int, circuitBreaker: CircuitBreaker.Policy) {
-        scheduler = PerUserScheduler(lanes: lanes)
-        gates = ProviderGates(policy: circuitBreaker)
+    var backlog: UserBacklogs
+    /// Deliveries queued in the backlog whose write has not begun.
+    var backlogWrites: [Delivery] = []
+    var backlogWriting = false
+    /// Users whose backlog may have deliveries for the lanes or need a read: looked at once per turn.
+    var backlogTouched: Set<OrderingKey> = []
+
+    init(settings: DeliveryEngine.Settings) {
+        scheduler = PerUserScheduler(lanes: settings.lanes)
+        gates = ProviderGates(policy: settings.circuitBreaker)
+        backlog = UserBacklogs(memoryAllowance: settings.backlogAfter, windowSize: settings.backlogWindow)
     }
 }

@@ -11,12 +11,22 @@ final class EngineMailbox: Sendable {
     enum Event: Sendable {
         /// Claimed deliveries, in order, to enqueue in their users' lanes.
         case fanOut([Delivery])
-        /// A sender's answer for a submitted delivery.
-        case outcome(Delivery, DeliveryOutcome)
+        /// A sender's answer for a submitted delivery, and how long the provider took to give it
+        /// (``HeraldDelivery/PushSender/submit(_:timed:)``).
+        case outcome(Delivery, DeliveryOutcome, answerTime: Duration?)
         /// What an in-doubt delivery turned out to be before it was sent again.
         case reconciled(Delivery, InDoubtAnswer)
         /// A record write ended (true: durable; false: given up, the worker is aborting).
         case recorded(RecordBatch, Bool)
+        /// A backlog write ended (true: durable; false: given up, the worker is aborting).
+        case backlogWritten([Delivery], Bool)
+        /// A read of a user's backlog ended: its deliveries in order, and the last place read
+        /// (nil: nothing was left; a failed read is `nil` deliveries).
+        case backlogRead(OrderingKey, [Delivery]?, upTo: Int64?)
+        /// This worker took the backlog: the users with queued deliveries, and their last places.
+        case backlogAcquired([(user: OrderingKey, lastSeq: Int64)])
+        /// This worker lost the backlog.
+        case backlogLost
         /// Something to look at: a retry may be due, or the worker is stopping.
         case wake
     }

@@ -43,14 +43,15 @@ struct ProviderGates {
         breakers[key]?.verdict(now: now) ?? .send
     }
 
-    /// Whether an answer to a request sent at `sentAt` and taken at `now` is too slow: a fault
-    /// for the breaker (``CircuitBreaker/Policy/slowAnswer``). Never with the breaker off.
-    func isSlow(sentAt: ContinuousClock.Instant?, now: ContinuousClock.Instant) -> Bool {
-        guard let limit = policy.slowAnswer, !policy.isDisabled, let sentAt else { return false }
-        return now - sentAt > limit
+    /// Whether an answer that took the provider `answerTime` (on the wire, as the sender measured
+    /// it) is too slow: a fault for the breaker (``CircuitBreaker/Policy/slowAnswer``). Never with
+    /// the breaker off, nor without an answer time (nothing reached the provider).
+    func isSlow(answerTime: Duration?) -> Bool {
+        guard let limit = policy.slowAnswer, !policy.isDisabled, let answerTime else { return false }
+        return answerTime > limit
     }
 
-    /// Counts a provider's answer (`slow`: ``isSlow(sentAt:now:)``); returns the state change it
+    /// Counts a provider's answer (`slow`: ``isSlow(answerTime:)``); returns the state change it
     /// caused, if any.
     mutating func record(_ outcome: DeliveryOutcome, slow: Bool, for key: Key, probe: Bool, now: ContinuousClock.Instant) -> Change? {
         let fault = outcome.isProviderFault || slow

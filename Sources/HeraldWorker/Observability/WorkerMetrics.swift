@@ -37,6 +37,8 @@ final class WorkerMetrics: Sendable {
     private let copiesCount = Atomic<Int>(0)
     private let deferredCount = Atomic<Int>(0)
     private let republishedCount = Atomic<Int>(0)
+    private let queuedCount = Atomic<Int>(0)
+    private let queuedMetric = Counter(label: "herald_deliveries_queued_total")
     private let republishedMetric = Counter(label: "herald_messages_republished_total")
     /// The platforms in a fixed order: the per-platform instruments are lists in this order
     /// (``slot(_:)``), looked up without hashing.
@@ -106,6 +108,12 @@ final class WorkerMetrics: Sendable {
     func deferred(_ platform: Platform, _ n: Int = 1) {
         deferredCount.add(n, ordering: .relaxed)
         deferredMetrics[Self.slot(platform)].increment(by: Int64(n))
+    }
+
+    /// A delivery went to its user's backlog.
+    func queued() {
+        queuedCount.add(1, ordering: .relaxed)
+        queuedMetric.increment()
     }
 
     func republished(_ n: Int) {
@@ -229,6 +237,7 @@ final class WorkerMetrics: Sendable {
         s.partitionCopies = copiesCount.load(ordering: .relaxed)
         s.deferred = deferredCount.load(ordering: .relaxed)
         s.republished = republishedCount.load(ordering: .relaxed)
+        s.queued = queuedCount.load(ordering: .relaxed)
         s.messagesInFlight = messagesInFlight
         s.deliveriesInFlight = deliveriesInFlight
         s.latencySamples = latency.count

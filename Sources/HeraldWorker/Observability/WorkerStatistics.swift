@@ -40,6 +40,8 @@ public struct WorkerStatistics: Sendable, Hashable, CustomStringConvertible {
     public var deferred = 0
     /// Messages republished to the wait queue.
     public var republished = 0
+    /// Deliveries queued in their user's backlog (they waited behind the user's earlier ones).
+    public var queued = 0
     /// Messages received and not yet settled (the ingest's included) (acknowledged, dead-lettered or requeued).
     public var messagesInFlight = 0
     /// Deliveries started and not yet recorded.
@@ -67,6 +69,7 @@ public struct WorkerStatistics: Sendable, Hashable, CustomStringConvertible {
             + "failed \(failed), retries \(retries), in flight \(messagesInFlight) messages / \(deliveriesInFlight) deliveries"
         if ingested > 0 || partitionCopies > 0 { text += ", ingested \(ingested) (\(partitionCopies) partition copies)" }
         if deferred > 0 { text += ", deferred \(deferred) (\(republished) messages to the wait queue)" }
+        if queued > 0 { text += ", queued in the backlog \(queued)" }
         return text
     }
 }

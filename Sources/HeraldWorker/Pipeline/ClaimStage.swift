@@ -12,7 +12,8 @@ import Logging
 ///    ``HeraldStore/DeliveryJournal/history(of:)``. An `AvoidDublication` message first seen
 ///    within the duplicate window is a repeat: acknowledged without delivery. Otherwise each
 ///    delivery the journal has terminal is skipped; one still in flight in this process is
-///    joined; one recorded as retrying is sent again at its position, with its attempts (in
+///    joined; one queued in its user's backlog is left to it; one recorded as retrying is sent
+///    again at its position, with its attempts (in
 ///    doubt: an attempt after the row may have reached the provider); one recorded as deferred
 ///    (its provider's circuit breaker was open) is sent at its position, not in doubt (no attempt
 ///    followed the row); the rest were never recorded (perhaps sent just before a crash): they are sent again with the
@@ -214,7 +215,7 @@ struct ClaimStage: Sendable {
 private struct KnownDeliveries {
     struct Entry {
         enum Kind {
-            /// Terminal in the journal.
+            /// Terminal in the journal, or queued in its user's backlog.
             case skip
             /// In flight in this process (pinned).
             case join(JoinKey)
@@ -238,7 +239,8 @@ private struct KnownDeliveries {
         for (offset, recipient) in planned.recipients.enumerated() {
             guard let deviceRef = recipient.subscription.deviceRef else { continue }
             let found = recorded[RecordedKey(deviceRef: deviceRef, userId: recipient.addressedUserId)]
-            if let found, found.state.isTerminal {
+            // Terminal, or waiting in its user's backlog, which sends it: nothing to do here.
+            if let found, found.state.isTerminal || found.state == .queued {
                 list.append(Entry(offset: offset, kind: .skip))
                 continue
             }

@@ -124,9 +124,11 @@ public final class WorkerService: Service, Sendable {
                 lanes: configuration.lanes, policy: configuration.retryPolicy, builder: configuration.payloadBuilder,
                 recordBatchSize: configuration.recordBatchSize, recordConcurrency: configuration.recordConcurrency,
                 recordLinger: configuration.recordLinger, recordLingerBelow: configuration.recordLingerBelow,
-                circuitBreaker: configuration.circuitBreaker
+                circuitBreaker: configuration.circuitBreaker, backlogAfter: configuration.backlogAfter,
+                backlogWindow: configuration.backlogWindow
             ),
-            sender: sender, journal: store.journal, tracker: tracker, deadTokens: DeadTokenRegistry(capacity: configuration.deadTokenMemory),
+            sender: sender, journal: store.journal, backlog: configuration.usesBacklog ? store.backlog : nil, tracker: tracker,
+            deadTokens: DeadTokenRegistry(capacity: configuration.deadTokenMemory),
             acknowledger: acknowledger, deferredCopy: DeferredCopy(queueType: configuration.topology.queueType, metrics: metrics, logger: logger),
             metrics: metrics, retry: retry, stop: stopSignal, logger: logger
         )
@@ -146,6 +148,13 @@ public final class WorkerService: Service, Sendable {
         )
         let wakeOnStop = stopSignal.onStop { engine.wake() }
         defer { stopSignal.remove(wakeOnStop) }
+        let keeper =
+            configuration.usesBacklog
+            ? BacklogKeeper(
+                lock: store.makeBacklogLock(), backlog: store.backlog, engine: engine, interval: configuration.backlogCheckInterval, logger: logger)
+            : nil
+        // Before the first message: a busy user's queued deliveries go before its new ones.
+        let holdsBacklog = await keeper?.acquire() ?? false
 
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
@@ -154,6 +163,9 @@ public final class WorkerService: Service, Sendable {
                         group.addTask { await ingest.run() }
                     }
                     group.addTask { await engine.run() }
+                    if let keeper {
+                        group.addTask { await keeper.run(holding: holdsBacklog) }
+                    }
                     await connectionLoop(pipeline)
                     if tracker.deliveryCount > 0 {
                         logger.notice(

@@ -71,6 +71,15 @@ extension SettingKey {
     static let workerCircuitSlow = SettingKey(
         "worker", "circuit_slow",
         help: "A provider answer slower than this counts as a fault for its circuit breaker; the push itself stays sent (default 1s; 0 = never).")
+    static let workerBacklog = SettingKey(
+        "worker", "backlog",
+        help:
+            "Queue a busy user's waiting deliveries in PostgreSQL and acknowledge their messages, so that one user's burst holds back nobody else (default true; without worker.partitions)."
+    )
+    static let workerBacklogAfter = SettingKey(
+        "worker", "backlog_after", help: "How many of a user's deliveries may wait in memory before the next ones are queued in the backlog (default 4).")
+    static let workerBacklogWindow = SettingKey(
+        "worker", "backlog_window", help: "How many queued deliveries of one user are kept in memory and read back at a time (default 32).")
     static let workerMetricsListen = SettingKey(
         "worker", "metrics_listen", help: "host:port where herald worker serves /metrics, /healthz and /readyz (default: none).")
 
@@ -145,6 +154,7 @@ extension SettingKey {
         .workerThreads, .workerSender, .workerLogSenderFile, .workerShutdownTimeout, .workerDedupeRetention,
         .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache, .workerMetricsListen, .workerPartitions,
         .workerLegacyBadge, .workerCircuitFailures, .workerCircuitOpen, .workerCircuitMaxOpen, .workerCircuitSlow,
+        .workerBacklog, .workerBacklogAfter, .workerBacklogWindow,
         .templatesDefaultCulture,
         .apnsKeyPath, .apnsKeyID, .apnsTeamID, .apnsTopic, .apnsEnvironment, .apnsURL, .apnsCertPath,
         .apnsCertKeyPath, .apnsCertPassword, .apnsCAPath,

@@ -1,0 +1,186 @@
+import DequeModule
+import HeraldCore
+import HeraldStore
+
+/// The engine's side of the per-user backlog (``HeraldStore/DeliveryBacklog``): which users
+/// have deliveries queued there, where each one's next place is, and a window of each one's
+/// queued deliveries in memory. Engine-owned: only its task touches it; the engine does the
+/// reads and writes these decisions ask for.
+///
+/// The rules:
+/// - While this worker holds the backlog (``isHeld``), a delivery goes to its user's backlog
+///   when the user already has one, or has ``memoryAllowance`` deliveries waiting in the lanes
+///   already; otherwise it goes to the lanes as before (a quiet user costs nothing here).
+/// - Places are numbered per user in the order deliveries arrive, so the backlog keeps the
+///   user's order whatever order the writes end in.
+/// - A queued delivery goes to the lanes only once its row is durable, and only while its user
+///   has fewer than ``memoryAllowance`` waiting there: the lanes see at most that many of a user.
+/// - Durable deliveries stay in memory up to ``windowSize`` per user; past that they are dropped
+///   and read back in order, a window at a time, when the user gets there.
+/// - A user's backlog ends when nothing of it is left in memory, in the database or being
+///   written; the user's next delivery goes to the lanes again.
+struct UserBacklogs {
+    /// One user's backlog (per platform).
+    private struct Order {
+        /// The place the next queued delivery takes.
+        var nextSeq: Int64
+        /// Durable, in place order, not yet handed to the lanes.
+        var window: Deque<Delivery> = []
+        /// The last place taken into the window (written or read back): reads continue after it.
+        var readUpTo: Int64
+        /// The last place durable in the database but not kept in memory.
+        var droppedUpTo: Int64?
+        /// Deliveries of this user being written.
+        var writing = 0
+        var reading = false
+        /// The next read's first delivery may have been sent just before this worker took the
+        /// backlog over (a crash, a lost lock): ask before sending it again.
+        var headInDoubt = false
+
+        /// Whether durable deliveries wait in the database only.
+        var hasDropped: Bool { droppedUpTo.map { $0 > readUpTo } ?? false }
+        var isDone: Bool { window.isEmpty && !hasDropped && writing == 0 && !reading }
+    }
+
+    /// A read the engine should start.
+    struct Read {
+        let user: OrderingKey
+        let after: Int64
+        let inDoubt: Bool
+    }
+
+    let memoryAllowance: Int
+    let windowSize: Int
+    private(set) var isHeld = false
+    private var orders: [OrderingKey: Order] = [:]
+
+    init(memoryAllowance: Int, windowSize: Int) {
+        self.memoryAllowance = max(1, memoryAllowance)
+        self.windowSize = max(1, windowSize)
+    }
+
+    /// Users with a backlog.
+    var count: Int { orders.count }
+
+    func has(_ user: OrderingKey) -> Bool { !orders.isEmpty && orders[user] != nil }
+
+    /// Whether a new delivery of `user`, who has `waiting` deliveries waiting in the lanes, goes
+    /// to the backlog. Looks nothing up while no user has a backlog and the user waits for
+    /// fewer than ``memoryAllowance`` (a quiet worker's every delivery).
+    func takes(_ user: OrderingKey, waiting: @autoclosure () -> Int) -> Bool {
+        isHeld && (has(user) || waiting() >= memoryAllowance)
+    }
+
+    /// The place of a delivery queued now (its write begins).
+    mutating func place(for user: OrderingKey) -> BacklogPlace {
+        var order = orders[user] ?? Order(nextSeq: 1, readUpTo: 0)
+        let seq = order.nextSeq
+        order.nextSeq += 1
+        order.writing += 1
+        orders[user] = order
+        return BacklogPlace(orderKey: Self.text(user), seq: seq)
+    }
+
+    /// Deliveries whose rows are durable now, in place order per user: kept in their user's
+    /// window while it has room and nothing before them was dropped; dropped otherwise.
+    mutating func written(_ deliveries: [Delivery]) {
+        for delivery in deliveries {
+            let user = delivery.recipient.orderingKey
+            guard var order = orders[user], let seq = delivery.backlogPlace?.seq else { continue }
+            order.writing -= 1
+            if !order.hasDropped, order.window.count < windowSize, seq > order.readUpTo {
+                order.window.append(delivery)
+                order.readUpTo = seq
+            } else {
+                order.droppedUpTo = max(order.droppedUpTo ?? seq, seq)
+            }
+            orders[user] = order
+        }
+    }
+
+    /// Deliveries whose write failed (the worker is aborting): their places stay unused.
+    mutating func notWritten(_ deliveries: [Delivery]) {
+        for delivery in deliveries {
+            orders[delivery.recipient.orderingKey]?.writing -= 1
+        }
+    }
+
+    /// Up to `room` of `user`'s queued deliveries, in order, for the lanes.
+    mutating func take(for user: OrderingKey, room: Int) -> [Delivery] {
+        guard room > 0, var order = orders[user], !order.window.isEmpty else { return [] }
+        var taken: [Delivery] = []
+        while taken.count < room, let next = order.window.popFirst() { taken.append(next) }
+        orders[user] = order
+        return taken
+    }
+
+    /// The read `user` needs now (its window is empty and deliveries wait in the database), if
+    /// none is under way; marks it under way.
+    mutating func readNeeded(for user: OrderingKey) -> Read? {
+        guard var order = orders[user], order.window.isEmpty, order.hasDropped, !order.reading else { return nil }
+        order.reading = true
+        let read = Read(user: user, after: order.readUpTo, inDoubt: order.headInDoubt)
+        order.headInDoubt = false
+        orders[user] = order
+        return read
+    }
+
+    /// A read ended: `deliveries` (in order) join the window; `upTo` is the last place read
+    /// (nil: nothing left after the read's start).
+    mutating func read(for user: OrderingKey, _ deliveries: [Delivery], upTo: Int64?) {
+        guard var order = orders[user] else { return }
+        order.reading = false
+        order.window.append(contentsOf: deliveries)
+        if let upTo {
+            order.readUpTo = max(order.readUpTo, upTo)
+        } else if let dropped = order.droppedUpTo {
+            // Nothing after `readUpTo`: what was dropped was recorded meanwhile by another copy.
+            order.readUpTo = max(order.readUpTo, dropped)
+        }
+        orders[user] = order
+    }
+
+    /// A read failed (the worker is stopping): tried again when the user is looked at next.
+    mutating func readFailed(for user: OrderingKey) {
+        orders[user]?.reading = false
+    }
+
+    /// Forgets `user`'s backlog if nothing of it is left; true if it did.
+    @discardableResult
+    mutating func endIfDone(_ user: OrderingKey) -> Bool {
+        guard let order = orders[user], order.isDone else { return false }
+        orders[user] = nil
+        return true
+    }
+
+    /// This worker took the backlog: these users have deliveries queued up to these places. The
+    /// first of each may have been sent by the previous holder just before it went.
+    mutating func acquired(_ queued: [(user: OrderingKey, lastSeq: Int64)]) {
+        isHeld = true
+        for (user, lastSeq) in queued {
+            var order = orders[user] ?? Order(nextSeq: lastSeq + 1, readUpTo: 0)
+            order.nextSeq = max(order.nextSeq, lastSeq + 1)
+            order.droppedUpTo = max(order.droppedUpTo ?? lastSeq, lastSeq)
+            order.headInDoubt = true
+            orders[user] = order
+        }
+    }
+
+    /// This worker lost the backlog (its lock's session ended): whoever takes it next sends what
+    /// is queued. Writes under way finish (their messages are acknowledged: the rows exist).
+    mutating func lost() -> [Delivery] {
+        isHeld = false
+        let dropped = orders.values.flatMap { $0.window }
+        orders.removeAll()
+        return dropped
+    }
+
+    /// The backlog's key text of a user and platform: the platform first, so that any user id
+    /// (which may hold any character) parses back.
+    static func text(_ user: OrderingKey) -> String { "\(user.platform.rawValue):\(user.userId)" }
+
+    static func user(_ text: String) -> OrderingKey? {
+        guard let colon = text.firstIndex(of: ":"), let platform = Platform(rawValue: String(text[..<colon])) else { return nil }
+        return OrderingKey(userId: String(text[text.index(after: colon)...]), platform: platform)
+    }
+}

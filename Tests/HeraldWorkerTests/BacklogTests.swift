@@ -1,0 +1,77 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldTesting
+import HeraldWorker
+import Testing
+
+/// Issue 41: a busy user's deliveries wait in its backlog in PostgreSQL, not in the broker's
+/// prefetch window, so one user's burst holds back nobody else; they go out in order, also
+/// after a restart.
+@Suite("Per-user backlog", .timeLimit(.minutes(2)))
+struct BacklogTests {
+    /// One user's burst of 80 pushes to an iPhone whose provider answers in 50 ms (4 s, one at a
+    /// time), published first, then one push each for 40 other users (Android, answered at
+    /// once), with a prefetch window of 20. Held in the window, the burst would let the others
+    /// in only once 60 of its pushes were out (3 s); queued in the backlog, the others go out
+    /// while the burst has barely begun, and the burst keeps its order.
+    @Test func aBurstForOneUserHoldsBackNobodyElse() async throws {
+        try await WorkerFixture.with { fixture in
+            let others = (0..<40).map { "other-\($0)" }
+            try await fixture.store.devices.importDevices(
+                [TestEvents.device("hot-phone", user: "hot", platform: .ios, token: TestEvents.apnsToken(999))]
+                    + others.map { TestEvents.device("\($0)-phone", user: $0, platform: .android) })
+            let sender = RecordingSender()
+            sender.setSlow(.ios, .milliseconds(50))
+            let burst = (0..<80).map { TestEvents.xml(users: ["hot"], parameters: ["\($0)", "RUB"], sequence: $0) }
+            let rest = others.enumerated().map {
+                TestEvents.xml(users: [$0.element], parameters: ["\(1_000 + $0.offset)", "RUB"], sequence: 1_000 + $0.offset)
+            }
+            try await fixture.withWorker(sender: sender, configuration: fixture.configuration(lanes: 4, prefetch: 20)) { worker in
+                try await fixture.publish(burst + rest)
+                try await waitUntil("every other user's push", timeout: .seconds(20)) { sender.sent.filter { $0.platform == .android }.count == others.count }
+                let burstSentSoFar = sender.sent.filter { $0.platform == .ios }.count
+                #expect(burstSentSoFar < 40, "the others waited for \(burstSentSoFar) of the burst's pushes")
+                #expect(worker.statistics.queued > 0)
+                try await waitUntil("the whole burst", timeout: .seconds(30)) { sender.sent.filter { $0.platform == .ios }.count == burst.count }
+                try await fixture.waitUntilSettled(worker)
+            }
+            let hot = sender.sent.filter { $0.platform == .ios }.compactMap(OrderingTests.sequence)
+            #expect(hot == Array(0..<80), "the burst out of order or not exactly once")
+            #expect(try await fixture.store.backlog.count() == 0, "the backlog is empty once sent")
+            let positions = sender.sent.filter { $0.platform == .ios }.map(\.position)
+            #expect(positions == positions.sorted() && Set(positions).count == positions.count)
+        }
+    }
+
+    /// A worker stops with a user's deliveries queued; the next worker sends the rest, each
+    /// once, in order, and records them as sent.
+    @Test func queuedDeliveriesGoOutAfterARestart() async throws {
+        try await WorkerFixture.with { fixture in
+            try await fixture.store.devices.importDevices([TestEvents.device("phone", user: "busy", platform: .ios, token: TestEvents.apnsToken(1))])
+            let slow = RecordingSender()
+            slow.setSlow(.ios, .milliseconds(100))
+            let events = (0..<30).map { TestEvents.xml(users: ["busy"], parameters: ["\($0)", "RUB"], sequence: $0) }
+            try await fixture.withWorker(sender: slow, configuration: fixture.configuration(lanes: 2, prefetch: 10)) { worker in
+                try await fixture.publish(events)
+                try await waitUntil("every message acknowledged", timeout: .seconds(20)) { worker.statistics.acked == events.count }
+                #expect(slow.count < events.count, "all sent before the stop: the test proves nothing")
+            }
+            let queued = try await fixture.store.backlog.count()
+            #expect(queued > 0)
+            #expect(queued + slow.count == events.count, "queued \(queued) + sent \(slow.count)")
+
+            let fast = RecordingSender()
+            try await fixture.withWorker(sender: fast, configuration: fixture.configuration(lanes: 2, prefetch: 10)) { worker in
+                try await waitUntil("the rest", timeout: .seconds(20)) { slow.count + fast.count == events.count }
+                try await waitUntil("the backlog drained", timeout: .seconds(10)) { (try? await fixture.store.backlog.count()) == 0 }
+            }
+            let sequences = (slow.sent + fast.sent).compactMap(OrderingTests.sequence)
+            #expect(sequences == Array(0..<30), "sent out of order, twice, or not at all")
+            for event in events {
+                let rows = try await fixture.store.journal.deliveries(ofMessage: MessageKey(text: DeliveryKey.messageKey(forBody: event)))
+                #expect(rows.map(\.state) == [.sent])
+            }
+        }
+    }
+}

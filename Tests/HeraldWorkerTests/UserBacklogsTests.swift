@@ -1,0 +1,138 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Testing
+
+@testable import HeraldWorker
+
+/// The engine's backlog rules (``UserBacklogs``), in process: no broker, no database.
+@Suite("User backlogs")
+struct UserBacklogsTests {
+    private let alice = OrderingKey(userId: "alice", platform: .ios)
+    private let bob = OrderingKey(userId: "bob", platform: .ios)
+
+    private func delivery(_ user: OrderingKey, position: Int64) -> Delivery {
+        let event = Event(id: "E", type: .message, dateTime: EventTimestamp(date: Date()), filters: [], params: [])
+        let context = MessageContext(event: event, metadata: .defaults(for: "E"), key: MessageKey(text: "m\(position)"), journalId: position, publishedAt: nil)
+        let subscription = Subscription(
+            deviceId: "d-\(user.userId)", token: "t", platform: user.platform, userId: user.userId, culture: "ru-RU", deviceRef: 1)
+        let rendered = RenderedNotification(
+            eventId: "E", culture: "ru-RU", platform: user.platform, title: "", body: "b", metadata: .defaults(for: "E"), isSilent: false)
+        return Delivery(
+            context: context, recipient: Recipient(subscription: subscription, addressedUserId: user.userId), rendered: rendered, deviceRef: 1,
+            position: position, inDoubt: false, attempts: 0, hasPendingRow: false)
+    }
+
+    /// Queues `count` deliveries of `user` the way the engine does: a place each, then written.
+    private func queue(_ count: Int, of user: OrderingKey, into backlogs: inout UserBacklogs, from first: Int64 = 1) -> [Delivery] {
+        let deliveries = (0..<Int64(count)).map { delivery(user, position: first + $0) }
+        for delivery in deliveries { delivery.backlogPlace = backlogs.place(for: user) }
+        backlogs.written(deliveries)
+        return deliveries
+    }
+
+    @Test func aQuietUserGoesToTheLanesAndABusyOneToTheBacklog() {
+        var backlogs = UserBacklogs(memoryAllowance: 4, windowSize: 8)
+        #expect(!backlogs.takes(alice, waiting: 10), "nothing is queued before this worker holds the backlog")
+        backlogs.acquired([])
+        #expect(!backlogs.takes(alice, waiting: 0))
+        #expect(!backlogs.takes(alice, waiting: 3))
+        #expect(backlogs.takes(alice, waiting: 4))
+        _ = backlogs.place(for: alice)
+        #expect(backlogs.takes(alice, waiting: 0), "behind its queued ones, whatever waits in memory")
+        #expect(!backlogs.takes(bob, waiting: 0))
+    }
+
+    @Test func queuedDeliveriesComeBackInPlaceOrderAndTheBacklogEnds() {
+        var backlogs = UserBacklogs(memoryAllowance: 2, windowSize: 8)
+        backlogs.acquired([])
+        let queued = queue(5, of: alice, into: &backlogs)
+        #expect(queued.map { $0.backlogPlace?.seq } == [1, 2, 3, 4, 5])
+        var taken: [Delivery] = []
+        while case let next = backlogs.take(for: alice, room: 2), !next.isEmpty { taken += next }
+        #expect(taken.map(\.position) == [1, 2, 3, 4, 5])
+        let none = backlogs.readNeeded(for: alice)
+        #expect(none == nil, "everything was in memory")
+        let ended = backlogs.endIfDone(alice)
+        #expect(ended)
+        #expect(!backlogs.has(alice))
+    }
+
+    @Test func aWriteUnderWayKeepsTheBacklogOpen() {
+        var backlogs = UserBacklogs(memoryAllowance: 2, windowSize: 8)
+        backlogs.acquired([])
+        let pending = delivery(alice, position: 1)
+        pending.backlogPlace = backlogs.place(for: alice)
+        let open = !backlogs.endIfDone(alice)
+        #expect(open, "its write has not ended")
+        let early = backlogs.take(for: alice, room: 2)
+        #expect(early.isEmpty, "not durable yet: not for the lanes")
+        backlogs.written([pending])
+        let durable = backlogs.take(for: alice, room: 2)
+        #expect(durable.map(\.position) == [1])
+        let ended = backlogs.endIfDone(alice)
+        #expect(ended)
+    }
+
+    @Test func pastTheWindowDeliveriesAreReadBackInOrder() throws {
+        var backlogs = UserBacklogs(memoryAllowance: 4, windowSize: 3)
+        backlogs.acquired([])
+        _ = queue(7, of: alice, into: &backlogs)
+        let window = backlogs.take(for: alice, room: 10)
+        #expect(window.map(\.position) == [1, 2, 3], "the window only")
+        let needed = backlogs.readNeeded(for: alice)
+        let read = try #require(needed)
+        #expect(read.after == 3 && !read.inDoubt)
+        let second = backlogs.readNeeded(for: alice)
+        #expect(second == nil, "one read at a time")
+        // A delivery queued while the read is under way is dropped too: the read order decides.
+        _ = queue(1, of: alice, into: &backlogs, from: 8)
+        let readBack = (Int64(4)...6).map { position -> Delivery in
+            let delivery = delivery(alice, position: position)
+            delivery.backlogPlace = BacklogPlace(orderKey: UserBacklogs.text(alice), seq: position)
+            return delivery
+        }
+        backlogs.read(for: alice, readBack, upTo: 6)
+        let readBackFirst = backlogs.take(for: alice, room: 10)
+        #expect(readBackFirst.map(\.position) == [4, 5, 6])
+        let next = backlogs.readNeeded(for: alice)
+        let again = try #require(next)
+        #expect(again.after == 6)
+        backlogs.read(for: alice, [delivery(alice, position: 7), delivery(alice, position: 8)], upTo: 8)
+        let readBackLast = backlogs.take(for: alice, room: 10)
+        #expect(readBackLast.map(\.position) == [7, 8])
+        let ended = backlogs.endIfDone(alice)
+        #expect(ended)
+    }
+
+    @Test func aNewHolderReadsWhatIsQueuedWithTheFirstInDoubt() throws {
+        var backlogs = UserBacklogs(memoryAllowance: 4, windowSize: 8)
+        backlogs.acquired([(user: alice, lastSeq: 12)])
+        #expect(backlogs.takes(alice, waiting: 0))
+        let place = backlogs.place(for: alice)
+        #expect(place.seq == 13, "after what is queued")
+        let first = backlogs.readNeeded(for: alice)
+        let read = try #require(first)
+        #expect(read.after == 0 && read.inDoubt)
+        backlogs.read(for: alice, [], upTo: nil)
+        let after = backlogs.readNeeded(for: alice)
+        #expect(after == nil)
+    }
+
+    @Test func aLostBacklogIsForgotten() {
+        var backlogs = UserBacklogs(memoryAllowance: 1, windowSize: 8)
+        backlogs.acquired([])
+        _ = queue(3, of: alice, into: &backlogs)
+        let forgotten = backlogs.lost()
+        #expect(forgotten.count == 3)
+        #expect(!backlogs.isHeld && !backlogs.has(alice))
+        #expect(!backlogs.takes(alice, waiting: 100))
+    }
+
+    @Test func orderKeysParseBackWhateverTheUserId() {
+        for user in [OrderingKey(userId: "a:b/c", platform: .android), OrderingKey(userId: "", platform: .ios), alice] {
+            #expect(UserBacklogs.user(UserBacklogs.text(user)) == user)
+        }
+        #expect(UserBacklogs.user("nonsense") == nil)
+    }
+}
