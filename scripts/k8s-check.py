@@ -16,7 +16,8 @@ and prepares a RabbitMQ vhost and a database; this script is the part that acts 
 - order: a pod's native sidecars (init containers with `restartPolicy: Always`) start first and
   must pass their startupProbe; other init containers run to completion in order; then the
   containers start and must pass their readinessProbe (a Job's must exit 0 instead);
-- stop: SIGTERM to every process, which must exit before the pod's terminationGracePeriodSeconds.
+- stop: SIGTERM to every process, which must exit with 0 before the pod's
+  terminationGracePeriodSeconds.
 
 Each process runs in an empty working folder, which must still be empty afterwards (the pods'
 root filesystem is read-only). Everything listens and connects on 127.0.0.1 only.
@@ -268,6 +269,8 @@ class Pod:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
                 problems.append(f"{self.name}/{name} did not stop within terminationGracePeriodSeconds ({grace}s)")
+            if process.returncode != 0:
+                problems.append(f"{self.name}/{name} exited with {process.returncode} on SIGTERM:\n{self.tail(name)}")
             if os.listdir(workdir):
                 problems.append(f"{self.name}/{name} wrote into its working folder (read-only in the pod): {os.listdir(workdir)}")
         if check and problems:
