@@ -96,6 +96,13 @@ struct DashboardMetricsTests {
                 $0.hasPrefix("herald_queue_messages{") && $0.contains(#"queue="\#(fixture.topology.queue)""#) && $0.contains(#"role="main""#)
             }
             #expect(mainQueueDepth != nil, "the main queue's depth, labelled with its name and role")
+            // histogram_quantile never exceeds the largest finite bucket: the latency alert's
+            // threshold must lie below it, or the alert cannot fire.
+            let latencyRule = try #require(Self.ruleExpressions(alerts).first { $0.contains("herald_publish_to_sent_seconds_bucket") })
+            let threshold = try #require(latencyRule.firstMatch(of: /\)\s*>\s*([0-9.]+)/).flatMap { Double($0.output.1) })
+            let bounds = exposition.split(separator: "\n").filter { $0.hasPrefix("herald_publish_to_sent_seconds_bucket{") }
+                .compactMap { line in line.firstMatch(of: /le="([0-9.]+)"/).flatMap { Double($0.output.1) } }
+            #expect((bounds.max() ?? 0) > threshold, "the largest finite publish→sent bucket (\(bounds.max() ?? 0) s) must exceed the alert's \(threshold) s")
 
             await client.shutdown()
             worker.signal(SIGTERM)

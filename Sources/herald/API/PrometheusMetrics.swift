@@ -9,6 +9,9 @@ enum PrometheusMetrics {
     static let registry: PrometheusCollectorRegistry = {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
+        // The library's buckets end at 10 s; an alert on a p99 above 10 s
+        // (deploy/prometheus/alerts.yaml) needs finite buckets beyond it to ever fire.
+        factory.defaultDurationHistogramBuckets += [.seconds(30), .seconds(60), .seconds(120), .seconds(300)]
         factory.nameAndLabelSanitizer = { name, labels in
             (sanitize(name), labels.map { (sanitize($0.0), $0.1) })
         }
