@@ -28,6 +28,14 @@ for target in $(ls Tests); do
     echo "=== $target"
     swift test --skip-build --filter "^$target\." || failed+=("$target")
 done
+# The fault campaign's analyzer on recorded runs (a few seconds, the standard library only).
+echo "=== scripts/campaign"
+if command -v python3 >/dev/null; then
+    python3 -m unittest discover -s scripts/campaign || failed+=(scripts/campaign)
+else
+    echo "python3 is missing: scripts/campaign's tests not run" >&2
+    failed+=(scripts/campaign)
+fi
 if [ ${#failed[@]} -gt 0 ]; then
     echo "FAILED: ${failed[*]}" >&2
     exit 1
