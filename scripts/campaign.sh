@@ -6,7 +6,10 @@
 #   scripts/campaign.sh [--minutes N] [--cluster] [--rate N] [--users N] [--workers N] [--seed N] …
 #   scripts/campaign.sh --help        every option (scripts/campaign/campaign.py)
 #   HERALD_BIN=path/to/herald         use that binary instead of building the release one
-# Exit status 0 when nothing was lost, shown twice or dead-lettered.
+#   HERALD_PG_DURABLE=0                 PostgreSQL without fsync (deploy/local/lib.sh; durable by default)
+# Exit status 0 when nothing was lost, shown twice or dead-lettered, every push the providers
+# accepted has its journal row, and every order violation has evidence for its cause
+# (scripts/campaign/analyze.py).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"

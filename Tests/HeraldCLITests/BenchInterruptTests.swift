@@ -21,7 +21,7 @@ struct BenchInterruptTests {
 
             // Far more rounds than the test waits for: only a signal ends it in time.
             let bench = try HeraldProcess(
-                ["bench", "--events", "20000", "--rounds", "100", "--users", "300"], environment: environment, outputDirectory: folder)
+                ["bench", "--events", "20000", "--rounds", "100", "--bare-rounds", "1", "--users", "300"], environment: environment, outputDirectory: folder)
             try await waitUntil("the bench's second round", timeout: .seconds(90)) {
                 guard bench.isRunning else { throw TestEnvironmentError("herald bench exited: \(bench.stderr)") }
                 return bench.stderr.contains("pipeline, round 2")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldCore
 import HeraldStore
 import Testing
 
@@ -51,6 +52,35 @@ import Testing
         #expect(abs(bound - 20 / 0.03) < 0.001)
         let spread = try #require(workload.perUserOrderBound(roundTrip: .milliseconds(30), spread: true))
         #expect(abs(spread - 50 * 20 / 0.03) < 0.001)
+    }
+
+    /// ../shared/bench/workload.py ports the workload byte for byte, so that the Python worker
+    /// and the bare consumers of compare.sh take the same events: the SHA-256 of its first 200
+    /// bodies (run "t", 1,000 users, 20 broadcast devices, salt 2), computed with it.
+    @Test func bodiesAreThoseOfThePythonPort() {
+        let bodies = (0..<200).reduce(into: Data()) { $0 += workload(groups: 1).body($1, salt: 2) }
+        #expect(DeliveryKey.messageKey(forBody: bodies) == "cf2c5e9d8a6fb47be38757b0249edf1937312c7f806dc63d4df414c8baf001d7")
+    }
+
+    /// A three-user event that draws one user twice reaches two: 100,000 events of the default
+    /// workload salted 2 (compare.sh's Python worker's salt) make 224,998 deliveries, what that
+    /// worker delivered in every round, not the nominal 225,000.
+    @Test func deliveriesCountEachUserOnce() {
+        let workload = BenchWorkload(runID: "t", users: 10_000, broadcastDevices: 20, eventId: "TransferIssued")
+        #expect((0..<100_000).reduce(0) { $0 + workload.nominalDeliveries($1) } == 225_000)
+        #expect((0..<100_000).reduce(0) { $0 + workload.deliveries($1, salt: 2) } == 224_998)
+        let repeated = (0..<100_000).filter { workload.kind($0) == .multi && Set(workload.recipients($0, salt: 2)).count < 3 }
+        #expect(repeated.count == 2)
+        for index in repeated { #expect(workload.deliveries(index, salt: 2) == 2) }
+    }
+
+    @Test func expectedDeliveriesHaveOneKeyPerEvent() {
+        let workload = workload(groups: 1)
+        let expected = workload.expectedDeliveries(count: 500, salt: 7)
+        #expect(expected.count == 500)
+        #expect(expected.values.reduce(0, +) == (0..<500).reduce(0) { $0 + workload.deliveries($1, salt: 7) })
+        let key = MessageKey(text: DeliveryKey.messageKey(forBody: workload.body(3, salt: 7))).digest
+        #expect(expected[key] == workload.deliveries(3, salt: 7))
     }
 
     @Test func benchRefusesMoreBroadcastDevicesThanUsersAndNoGroups() {

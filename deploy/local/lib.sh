@@ -3,6 +3,7 @@
 # folder; nothing is installed as a system service and no system-wide data folder is touched.
 # A second, private stack (tests that restart the broker or the database use one) sets
 # HERALD_LOCAL_DIR, HERALD_LOCAL_AMQP_PORT, HERALD_LOCAL_PG_PORT and HERALD_LOCAL_RMQ_NODE.
+# PostgreSQL writes durably unless HERALD_PG_DURABLE=0 (pg_durable_value).
 set -euo pipefail
 
 HERALD_LOCAL_DIR=${HERALD_LOCAL_DIR:-/tmp/herald-local}
@@ -92,8 +93,15 @@ pg_run() {
 }
 
 postgres_start() {
+    pg_durable_value >/dev/null || exit 1
     if port_open "$HERALD_PG_PORT"; then
         log "PostgreSQL already listening on 127.0.0.1:$HERALD_PG_PORT"
+        # Ours (its data folder is here): the three settings follow HERALD_PG_DURABLE without a
+        # restart (all three take a reload).
+        if [ -f "$PG_DIR/data/PG_VERSION" ]; then
+            postgres_write_durability
+            postgres_reload_durability
+        fi
     else
         mkdir -p "$PG_DIR"
         [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$PG_DIR"
@@ -104,9 +112,6 @@ postgres_start() {
 listen_addresses = '127.0.0.1'
 port = $HERALD_PG_PORT
 unix_socket_directories = '$PG_DIR'
-fsync = ${HERALD_PG_FSYNC:-off}
-synchronous_commit = ${HERALD_PG_SYNCHRONOUS_COMMIT:-off}
-full_page_writes = off
 # The journal's and messages' indexes stay in memory as they grow (with the default 128MB the
 # benchmark slowed by a fifth over five rounds of 100,000 events; with 1GB it stays level).
 shared_buffers = ${HERALD_PG_SHARED_BUFFERS:-1GB}
@@ -115,6 +120,7 @@ shared_buffers = ${HERALD_PG_SHARED_BUFFERS:-1GB}
 random_page_cost = 1.1
 CONF
         fi
+        postgres_write_durability
         # The test suite runs its suites in parallel, each with its own pools and child processes.
         local connections="max_connections=${HERALD_PG_MAX_CONNECTIONS:-1000}"
         [ "${HERALD_PG_HUGE_PAGES:-0}" = 1 ] && reserve_huge_pages -c "$connections"
@@ -122,12 +128,76 @@ CONF
         pg_run "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -o "-c $connections" start >/dev/null \
             || die "PostgreSQL did not start; see $PG_DIR/postgres.log"
     fi
+    postgres_check_durability
     local db
     for db in herald herald_test; do
         psql -h 127.0.0.1 -p "$HERALD_PG_PORT" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$db'" | grep -q 1 \
             || psql -h 127.0.0.1 -p "$HERALD_PG_PORT" -U postgres -qc "CREATE DATABASE $db" >/dev/null
     done
     log "PostgreSQL is up"
+}
+
+# Durable by default: fsync, synchronous_commit and full_page_writes on (PostgreSQL's own
+# defaults), so that a commit survives a crash of the server or the machine and every figure
+# measured on this stack (the quick start, herald bench, compare.sh, the fault campaign) is one a
+# deployment can have. HERALD_PG_DURABLE=0 turns the three off: commits may be lost on a crash,
+# for speed only; the test command (test.sh) sets it, since its databases are thrown away.
+pg_durable_value() {
+    case "${HERALD_PG_DURABLE:-1}" in
+        1) echo on ;;
+        0) echo off ;;
+        *) die "HERALD_PG_DURABLE must be 1 (durable, the default) or 0 (fast, for the tests), not '$HERALD_PG_DURABLE'" ;;
+    esac
+}
+
+# Writes the three settings to herald-durability.conf in the data folder, which postgresql.conf
+# includes last (so that it also wins over the lines older stacks wrote into postgresql.conf).
+postgres_write_durability() {
+    local value conf="$PG_DIR/data/postgresql.conf" file="$PG_DIR/data/herald-durability.conf"
+    value=$(pg_durable_value) || exit 1
+    grep -qx "include_if_exists = 'herald-durability.conf'" "$conf" \
+        || printf "include_if_exists = 'herald-durability.conf'\n" | pg_run tee -a "$conf" >/dev/null
+    printf '# Written by deploy/local/lib.sh from HERALD_PG_DURABLE (1: on, the default; 0: off).\nfsync = %s\nsynchronous_commit = %s\nfull_page_writes = %s\n' \
+        "$value" "$value" "$value" | pg_run tee "$file" >/dev/null
+}
+
+# What the running server uses: "fsync synchronous_commit full_page_writes", e.g. "on on on".
+postgres_durability_in_use() {
+    psql -h 127.0.0.1 -p "$HERALD_PG_PORT" -U postgres -d postgres -tA \
+        -c "SELECT current_setting('fsync') || ' ' || current_setting('synchronous_commit') || ' ' || current_setting('full_page_writes')"
+}
+
+# A running server rereads herald-durability.conf on a reload. From fsync off to on, what it
+# wrote without fsync may still be in the kernel's cache only: sync writes it out (PostgreSQL's
+# documentation of fsync asks for that).
+postgres_reload_durability() {
+    local before wanted i
+    wanted=$(pg_durable_value) || exit 1
+    before=$(postgres_durability_in_use) || return 0
+    [ "$before" = "$wanted $wanted $wanted" ] && return 0
+    log "PostgreSQL: fsync, synchronous_commit, full_page_writes $before -> $wanted (reload)"
+    pg_run "$PG_BIN/pg_ctl" -D "$PG_DIR/data" reload >/dev/null
+    for i in $(seq 1 50); do
+        [ "$(postgres_durability_in_use)" = "$wanted $wanted $wanted" ] && break
+        sleep 0.1
+    done
+    [ "$wanted" = on ] && [ "${before%% *}" = off ] && sync
+    return 0
+}
+
+# Says which settings the server runs with; fails when durability was asked for (the default)
+# and the server does not write durably (one not started by these scripts, say).
+postgres_check_durability() {
+    local in_use wanted
+    wanted=$(pg_durable_value) || exit 1
+    in_use=$(postgres_durability_in_use) || die "cannot read PostgreSQL's settings on 127.0.0.1:$HERALD_PG_PORT"
+    if [ "$in_use" = "on on on" ]; then
+        log "PostgreSQL writes durably (fsync, synchronous_commit, full_page_writes: $in_use)"
+    elif [ "$wanted" = off ]; then
+        log "PostgreSQL does not write durably (fsync, synchronous_commit, full_page_writes: $in_use; HERALD_PG_DURABLE=0, for tests only)"
+    else
+        die "PostgreSQL on 127.0.0.1:$HERALD_PG_PORT does not write durably (fsync, synchronous_commit, full_page_writes: $in_use) (a server these scripts did not start, with no data folder in $PG_DIR, is not changed from here); turn the three on, or set HERALD_PG_DURABLE=0 to go on without durability"
+    fi
 }
 
 # PostgreSQL's shared memory (1 GB of buffers) in 2 MB pages rather than 4 KB ones: far fewer TLB

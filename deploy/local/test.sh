@@ -8,6 +8,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# The tests' databases are thrown away: PostgreSQL runs without fsync, synchronous_commit and
+# full_page_writes here (deploy/local/lib.sh, pg_durable_value), faster on a slow disk. This
+# turns them off on the running stack too (a reload); up.sh or run.sh turns them on again.
+# HERALD_PG_DURABLE=1 deploy/local/test.sh runs the tests durably.
+export HERALD_PG_DURABLE=${HERALD_PG_DURABLE:-0}
 "$here/up.sh"
 source "${HERALD_LOCAL_DIR:-/tmp/herald-local}/env"
 # Integration tests fail, rather than skip, when a service does not answer (HeraldTesting's
@@ -23,6 +28,14 @@ for target in $(ls Tests); do
     echo "=== $target"
     swift test --skip-build --filter "^$target\." || failed+=("$target")
 done
+# The fault campaign's analyzer on recorded runs (a few seconds, the standard library only).
+echo "=== scripts/campaign"
+if command -v python3 >/dev/null; then
+    python3 -m unittest discover -s scripts/campaign || failed+=(scripts/campaign)
+else
+    echo "python3 is missing: scripts/campaign's tests not run" >&2
+    failed+=(scripts/campaign)
+fi
 if [ ${#failed[@]} -gt 0 ]; then
     echo "FAILED: ${failed[*]}" >&2
     exit 1

@@ -11,16 +11,18 @@ import Logging
 /// `herald bench`: the throughput benchmark (not a test). In its own queues, on the configured
 /// broker and database:
 /// 1. a bare consumer that only acknowledges (same prefetch and ack coalescing as the worker)
-///    drains N published events;
+///    drains N published events (`--bare-rounds` times, the median counts);
 /// 2. the full pipeline with the null sender drains N events (`--rounds` times, the journal
 ///    growing): events/s, deliveries/s, the ratio, and per delivery the worker's CPU,
-///    PostgreSQL's and RabbitMQ's CPU, WAL bytes and row writes;
+///    PostgreSQL's and RabbitMQ's CPU, WAL bytes and row writes; after each run the journal is
+///    checked against the workload (``BenchCheck``), and any difference fails the bench;
 /// 3. publish→sent latency with events published at a steady 2,000/s, and at half the rate the
 ///    pipeline reached;
 /// and on request: throughput by lanes (`--lanes`), a broadcast to many devices
 /// (`--broadcast`), the real APNs/FCM senders against a `herald sandbox` child process
 /// (`--providers`, also with the sandbox answering after a delay), and peak RSS with a backlog
-/// waiting in the broker (`--backlog`). `--full` does all of it with the figures
+/// waiting in the broker (`--backlog`). It prints PostgreSQL's durability settings with its
+/// figures (they move them). `--full` does all of it with the figures
 /// docs/performance.md records. Build with `swift build -c release` for figures worth writing
 /// down.
 struct BenchCommand: AsyncParsableCommand {
@@ -33,7 +35,11 @@ struct BenchCommand: AsyncParsableCommand {
             in a row measure a growing journal). Templates must be imported; the event id must \
             have a ru-RU template. CPU figures read /proc of this process and of the local \
             postgres and beam.smp processes. Ctrl-C or SIGTERM stops it: its queues and devices \
-            are deleted before it exits with status 130 (a second signal exits at once).
+            are deleted before it exits with status 130 (a second signal exits at once). After \
+            each throughput run it checks the journal against the workload (deliveries per \
+            message, no delivery key twice, no dead letters) and exits with status 1 when \
+            anything differs. It prints PostgreSQL's fsync, synchronous_commit and \
+            full_page_writes: figures measured with them off are not a durable deployment's.
             """
     )
 
@@ -66,6 +72,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "Pipeline runs in a row (the journal grows between them).")
     var rounds: Int = 1
+
+    @Option(help: "Bare consumer runs, of which the median counts (default: as many as the pipeline's rounds).")
+    var bareRounds: Int?
 
     @Option(help: "Throughput by lanes: comma-separated lane counts, e.g. 1,8,64,256.")
     var lanes: String?
@@ -103,8 +112,9 @@ struct BenchCommand: AsyncParsableCommand {
         else {
             throw ValidationError("events, users (≥ 3), broadcast devices (≤ users) and groups, threads and prefetch must be positive")
         }
-        guard rounds >= 1, latencyEvents >= 1, latencyRate >= 1, lanesEvents >= 1, providerEvents >= 1, broadcast >= 0, backlog >= 0 else {
-            throw ValidationError("rounds, latency events and rate, lanes events and provider events must be positive")
+        guard rounds >= 1, (bareRounds ?? 1) >= 1, latencyEvents >= 1, latencyRate >= 1, lanesEvents >= 1, providerEvents >= 1, broadcast >= 0, backlog >= 0
+        else {
+            throw ValidationError("rounds, bare rounds, latency events and rate, lanes events and provider events must be positive")
         }
         guard laneCounts != nil else { throw ValidationError("--lanes takes comma-separated positive numbers, e.g. 1,8,64,256") }
         guard delays != nil else { throw ValidationError("--provider-delays takes comma-separated durations, e.g. 0,30ms") }
@@ -138,6 +148,7 @@ struct BenchCommand: AsyncParsableCommand {
         let store = try Store(configuration: storeConfiguration, logger: logger)
         let amqp = try await AMQPConnection.connect(base.amqp, logger: logger)
         let probe = BenchProbe(client: try PostgresClient(configuration: storeConfiguration.database))
+        var differences: [String] = []
         let runner = BenchRunner(amqp: amqp, store: store, probe: probe, workload: workload, base: base, logger: logger, quiet: json)
         do {
             try await store.migrate()
@@ -145,8 +156,7 @@ struct BenchCommand: AsyncParsableCommand {
             guard (try? catalog.template(eventId: eventId, culture: "ru-RU", platform: .ios)) != nil else {
                 throw ValidationError("no ru-RU template for \(eventId): run `herald templates import templates/` first")
             }
-            var result = try await measureUntilInterrupted(runner, settings: settings)
-            result.synchronousCommit = try? await probe.client.query("SHOW synchronous_commit", []).first?.decode(String.self, at: 0)
+            let result = try await measureUntilInterrupted(runner, settings: settings)
             runner.progress("cleaning up")
             try await runner.cleanUp()
             await runner.close()
@@ -157,6 +167,7 @@ struct BenchCommand: AsyncParsableCommand {
             } else {
                 Console.out(result.table)
             }
+            differences = result.differences
         } catch {
             try? await runner.cleanUp()
             await runner.close()
@@ -165,6 +176,11 @@ struct BenchCommand: AsyncParsableCommand {
                 throw ExitCode(130)
             }
             Console.error("herald bench: \(error)")
+            throw ExitCode.failure
+        }
+        guard differences.isEmpty else {
+            Console.error("herald bench: the journal differs from what the workload makes; these figures are not to be trusted:")
+            for difference in differences { Console.error("  \(difference)") }
             throw ExitCode.failure
         }
     }
@@ -190,17 +206,24 @@ struct BenchCommand: AsyncParsableCommand {
         let workload = runner.workload
         var result = BenchResult(
             build: Self.build, date: ISO8601DateFormatter().string(from: Date()), machine: BenchResult.Machine.current(),
-            events: events, deliveriesPerRun: (0..<events).reduce(0) { $0 + workload.deliveries($1) }, users: users,
+            events: events, deliveriesPerRun: (0..<events).reduce(0) { $0 + workload.nominalDeliveries($1) }, users: users,
             broadcastDevices: broadcastDevices, queueType: runner.base.topology.queueType.rawValue, prefetch: prefetch, lanes: threads
         )
+        result.postgres = await runner.probe.postgresSettings()
+        runner.progress("PostgreSQL: \(result.postgres?.summary ?? "settings unknown")")
         runner.progress("seeding \(users) devices")
         try await runner.store.devices.importDevices(workload.registrations)
 
-        // 1. Bare consumer.
-        result.bare = try await runner.bare(events: events, prefetch: prefetch)
+        // 1. Bare consumer, as many rounds as the pipeline (one sample moves with the host as
+        // much as a pipeline round does).
+        let pipelineRounds = max(rounds, full ? 5 : 1)
+        for round in 1...(bareRounds ?? pipelineRounds) {
+            runner.progress("bare consumer, round \(round)")
+            result.bareRounds.append(try await runner.bare(events: events, prefetch: prefetch))
+        }
 
         // 2. Pipeline, null sender, `rounds` times.
-        for round in 1...max(rounds, full ? 5 : 1) {
+        for round in 1...pipelineRounds {
             runner.progress("pipeline, round \(round)")
             result.rounds.append(try await runner.pipeline("pipeline\(round)", events: events, lanes: threads, sender: NullSender()))
         }

@@ -74,6 +74,19 @@ struct BenchProbe: Sendable {
         )
     }
 
+    /// The server's durability settings, as this session sees them (the worker's sessions
+    /// set none of their own).
+    func postgresSettings() async -> BenchResult.PostgresSettings? {
+        guard
+            let row = try? await client.query(
+                "SELECT current_setting('fsync'), current_setting('synchronous_commit'), current_setting('full_page_writes')", []
+            ).first,
+            let fsync = try? row.decode(String.self, at: 0), let commit = try? row.decode(String.self, at: 1),
+            let fullPageWrites = try? row.decode(String.self, at: 2)
+        else { return nil }
+        return BenchResult.PostgresSettings(fsync: fsync, synchronousCommit: commit, fullPageWrites: fullPageWrites)
+    }
+
     // MARK: /proc
 
     /// The CPU seconds of every process whose command name is `name`, or nil when none runs here.

@@ -28,6 +28,19 @@ struct BenchResult: Codable, Sendable {
         var rate: Double
     }
 
+    /// PostgreSQL's durability settings the run had (`SHOW`): figures measured with them off
+    /// are not what a deployment that keeps its commits gets.
+    struct PostgresSettings: Codable, Sendable, Equatable {
+        var fsync: String
+        var synchronousCommit: String
+        var fullPageWrites: String
+
+        var durable: Bool { [fsync, synchronousCommit, fullPageWrites].allSatisfy { $0 == "on" } }
+        var summary: String {
+            "fsync=\(fsync), synchronous_commit=\(synchronousCommit), full_page_writes=\(fullPageWrites)\(durable ? " (durable)" : " (NOT durable)")"
+        }
+    }
+
     struct Run: Codable, Sendable {
         var events: Int
         var deliveries: Int
@@ -49,6 +62,14 @@ struct BenchResult: Codable, Sendable {
         /// The mean of the same, from the histogram's buckets (each 2 % wide).
         var answerMeanMilliseconds: Double?
         var failed: Int?
+        /// What the run's events should have made (``BenchWorkload/expectedDeliveries(count:salt:spread:)``),
+        /// the journal's distinct deliveries of its messages afterwards, and the messages the
+        /// worker sent to the dead-letter queue.
+        var expectedDeliveries: Int?
+        var journaledDeliveries: Int?
+        var deadLetters: Int?
+        /// What the check found wrong (``BenchCheck``); empty when the run did what it should.
+        var differences: [String] = []
     }
 
     struct Bucket: Codable, Sendable {
@@ -87,13 +108,17 @@ struct BenchResult: Codable, Sendable {
     var date: String
     var machine: Machine
     var events: Int
+    /// Nominal: three deliveries per three-user event. A run's ``Run/expectedDeliveries`` is
+    /// exact (its three users may repeat one).
     var deliveriesPerRun: Int
     var users: Int
     var broadcastDevices: Int
     var queueType: String
     var prefetch: Int
     var lanes: Int
-    var synchronousCommit: String?
+    var postgres: PostgresSettings?
+    /// The bare consumer's rounds; ``bare`` is their median.
+    var bareRounds: [Bare] = []
     var bare: Bare?
     /// The pipeline runs with the null sender, in order (the journal growing).
     var rounds: [Run] = []
@@ -133,7 +158,20 @@ struct BenchResult: Codable, Sendable {
         self.lanes = lanes
     }
 
+    /// Every difference a checked run found, named by its run.
+    var differences: [String] {
+        var named: [(name: String, run: Run)] = []
+        for (index, run) in rounds.enumerated() { named.append(("pipeline round \(index + 1)", run)) }
+        for run in byLanes { named.append(("lanes \(run.lanes ?? 0)", run)) }
+        for run in providers {
+            let spread = (run.broadcastGroups ?? 1) > 1 ? " spread" : ""
+            named.append(("providers \(Int(run.sandboxDelayMilliseconds ?? 0)) ms\(spread)", run))
+        }
+        return named.flatMap { entry in entry.run.differences.map { "\(entry.name): \($0)" } }
+    }
+
     mutating func summarize() {
+        bare = bareRounds.isEmpty ? nil : bareRounds.sorted { $0.rate < $1.rate }[bareRounds.count / 2]
         bareRate = bare?.rate
         pipelineEventRate = pipeline?.eventRate
         pipelineDeliveryRate = pipeline?.deliveryRate
@@ -148,20 +186,23 @@ struct BenchResult: Codable, Sendable {
             "Herald benchmark (\(build) build, \(date); \(machine.cores) cores, \(String(format: "%.0f", machine.memoryGigabytes)) GiB, load average at start \(machine.loadAverage))"
         )
         lines.append(
-            "  workload: \(events) events (80% one user, 15% three users, 5% broadcast to \(broadcastDevices) devices) → \(deliveriesPerRun) deliveries; \(users) users"
+            "  workload: \(events) events (80% one user, 15% three users, 5% broadcast to \(broadcastDevices) devices) → about \(deliveriesPerRun) deliveries; \(users) users"
         )
         lines.append(
-            "  broker: \(queueType) durable queue, persistent messages, prefetch \(prefetch); pipeline: \(lanes) lanes, null sender; PostgreSQL synchronous_commit=\(synchronousCommit ?? "?")"
+            "  broker: \(queueType) durable queue, persistent messages, prefetch \(prefetch); pipeline: \(lanes) lanes, null sender"
         )
+        lines.append("  PostgreSQL: \(postgres?.summary ?? "settings unknown")")
         lines.append("")
-        lines.append("  run                              seconds    events/s   deliveries/s   vs bare")
+        lines.append("  run                              seconds    events/s   deliveries/s   vs bare   journaled / expected, dead letters")
         if let bare {
-            lines.append("  bare consumer (consume + ack)  \(f(bare.seconds, 9, 2))  \(f(bare.rate, 10, 0))              -         -")
+            let label = bareRounds.count > 1 ? "bare consumer, median of \(bareRounds.count)" : "bare consumer (consume + ack)"
+            lines.append(
+                "  \(label.padding(toLength: 29, withPad: " ", startingAt: 0))\(f(bare.seconds, 9, 2))  \(f(bare.rate, 10, 0))              -         -")
         }
         for (index, round) in rounds.enumerated() {
             let label = rounds.count == 1 ? "full pipeline (null sender)" : "full pipeline, round \(index + 1)"
             lines.append(
-                "  \(label.padding(toLength: 31, withPad: " ", startingAt: 0))\(f(round.seconds, 7, 2))  \(f(round.eventRate, 10, 0))  \(f(round.deliveryRate, 13, 0))  \(ratio(round))"
+                "  \(label.padding(toLength: 31, withPad: " ", startingAt: 0))\(f(round.seconds, 7, 2))  \(f(round.eventRate, 10, 0))  \(f(round.deliveryRate, 13, 0))  \(ratio(round))   \(checked(round))"
             )
         }
         if rounds.count >= 5 {
@@ -220,6 +261,13 @@ struct BenchResult: Codable, Sendable {
         }
         lines.append("  peak RSS of the run: \(peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")")
         return lines.joined(separator: "\n")
+    }
+
+    /// "224996 / 224996, 0" and a mark when the run's check found differences.
+    private func checked(_ run: Run) -> String {
+        guard let expected = run.expectedDeliveries else { return "-" }
+        let count = { (n: Int?) in n.map { String($0) } ?? "?" }
+        return "\(count(run.journaledDeliveries)) / \(expected), \(count(run.deadLetters))\(run.differences.isEmpty ? "" : "  DIFFERS")"
     }
 
     private func ratio(_ run: Run) -> String {

@@ -37,10 +37,11 @@ final class BenchRunner: Sendable {
 
     // MARK: Phases
 
-    /// Seconds a consumer that only acknowledges takes to take `events` messages.
+    /// Seconds a consumer that only acknowledges takes to take `events` messages (one round;
+    /// the queue stays for the next).
     func bare(events: Int, prefetch: Int) async throws -> BenchResult.Bare {
         let queue = "\(base.topology.queue).bare"
-        queues.add(queue)
+        if !queues.all.queues.contains(queue) { queues.add(queue) }
         try await amqp.declareQueue(AMQPQueue(name: queue, type: base.topology.queueType))
         progress("publishing \(events) events for the bare consumer")
         try await publish(count: events, exchange: "", routingKey: queue, salt: 1)
@@ -66,9 +67,11 @@ final class BenchRunner: Sendable {
         _ name: String, events: Int, lanes: Int, sender: any PushSender, sandbox: BenchSandbox? = nil, spread: Bool = false
     ) async throws -> BenchResult.Run {
         let configuration = try await topology(name, lanes: lanes)
+        let runSalt = salt(name)
+        let expected = workload.expectedDeliveries(count: events, salt: runSalt, spread: spread)
         progress("\(name): publishing \(events) events")
         try await publish(
-            count: events, exchange: configuration.topology.exchange, routingKey: configuration.topology.routingKey, salt: salt(name), spread: spread)
+            count: events, exchange: configuration.topology.exchange, routingKey: configuration.topology.routingKey, salt: runSalt, spread: spread)
         progress("\(name): draining")
         let before = await probe.read(settleStatistics: true)
         let sandboxBefore = sandbox?.cpuSeconds
@@ -90,6 +93,14 @@ final class BenchRunner: Sendable {
             run.sandboxCPUMicroseconds = (sandboxAfter - sandboxBefore) / Double(delivered) * 1e6
         }
         run.failed = statistics.failed + statistics.tokenDead
+        run.deadLetters = statistics.deadLettered
+        progress("\(name): checking the journal")
+        let check = BenchCheck.compare(
+            expected: expected, journaled: try await BenchCheck.journal(of: Array(expected.keys), client: probe.client),
+            deadLetters: statistics.deadLettered, workerSent: delivered)
+        run.expectedDeliveries = check.expectedDeliveries
+        run.journaledDeliveries = check.journaledDeliveries
+        run.differences = check.differences
         run.answerP50Milliseconds = Self.percentile(0.50, of: answers)
         run.answerP99Milliseconds = Self.percentile(0.99, of: answers)
         let answered = answers.reduce(0) { $0 + $1.count }
@@ -225,6 +236,9 @@ final class BenchRunner: Sendable {
         let queue = "\(base.topology.queue).\(name)"
         configuration.topology = HeraldTopology(exchange: queue + ".x", queue: queue, queueType: base.topology.queueType)
         configuration.lanes = lanes
+        // One process, no partitions: the bench's counts (one acknowledgement per event) and its
+        // check (one journal key per message) assume none.
+        configuration.partitions = 0
         queues.add(
             configuration.topology.queue, configuration.topology.deadLetterQueue, exchanges: configuration.topology.exchange,
             configuration.topology.deadLetterExchange)
@@ -297,8 +311,10 @@ final class BenchRunner: Sendable {
         return (elapsed, statistics.delivered, statistics)
     }
 
-    /// Messages the worker is done with: acknowledged or dead-lettered.
-    private static func settled(_ worker: WorkerService) -> Int { worker.statistics.acked + worker.statistics.deadLettered }
+    /// Messages the worker is done with. A dead-lettered message is acknowledged once its dead
+    /// letter is recorded, so it counts among the acknowledged ones (adding the dead letters
+    /// again ended a drain that many messages early).
+    private static func settled(_ worker: WorkerService) -> Int { worker.statistics.acked }
 
     /// Waits until `done()` reaches `target`: every 5 ms near the end, less often before (a
     /// quarter of the time the rate so far says is left, at most 50 ms). Each check costs the

@@ -1,0 +1,196 @@
+"""Tests of the fault campaign's analyzer (analyze.py) on small recorded runs written here, in
+the files campaign.py and analyze.py leave in a run folder. No services, no third-party
+packages: `python3 -m pytest scripts/campaign` (or `python3 -m unittest discover scripts/campaign`).
+
+The case that matters most: a run in which two pushes of one user arrive swapped, with no fault
+and no evidence near them, must fail; the analyzer once charged such a violation to the nearest
+fault and passed it.
+"""
+
+import datetime
+import io
+import json
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import analyze  # noqa: E402
+
+RUN_ID = "crun1"
+T0 = 1_790_000_000.0
+USERS = 3
+EVENTS = 30  # event n (1-based) is for user (n - 1) % USERS, published at T0 + n / 2
+
+
+def iso(t):
+    return datetime.datetime.fromtimestamp(t, tz=datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def push_record(seq, platform, user, t):
+    """One line of the sandbox's record (`herald sandbox --record`) of an accepted push."""
+    text = f"Campaign event {seq} for {RUN_ID}"
+    key = f"k{seq}-{platform}-{user}"
+    if platform == "ios":
+        return dict(provider="apns", token="%064x" % (analyze.IOS_BASE + user), headers={"apns-collapse-id": key}, body={"aps": {"alert": {"body": text}}}, time=iso(t))
+    return dict(provider="fcm", token=f"campaign-fcm-{user}", headers={}, body={"message": {"data": {"dk": key}, "notification": {"body": text}}}, time=iso(t))
+
+
+class RecordedRun:
+    """A clean run's folder: every event delivered to both devices of its user 0.2 s after its
+    publication, every push journaled, an empty dead-letter queue, two workers that started
+    before the first event and logged nothing after."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.published = {n: T0 + n / 2 for n in range(1, EVENTS + 1)}
+        self.user = {n: (n - 1) % USERS for n in self.published}
+        self.pushes = [push_record(n, platform, self.user[n], t + 0.2) for n, t in self.published.items() for platform in ("ios", "android")]
+        self.faults = []
+        self.services = dict(queues={"w1.pushnotification": 0, "w1.pushnotification.dead": 0}, dead_letters=0, journal={"sent": 2 * EVENTS})
+        self.journal_sent = [(n, f"cu{self.user[n]}-{platform}") for n in self.published for platform in ("ios", "android")]
+        self.timeline = [dict(kind="worker-started", worker=w, t=T0 - 10) for w in (0, 1)]
+        self.logs = {w: [dict(ts=iso(T0 - 9), level="info", message="Consuming partitions")] for w in (0, 1)}
+        self.deferred = []
+        self.postgres = dict(fsync="on", synchronous_commit="on", full_page_writes="on")
+
+    def swap(self, first, second, platform="ios"):
+        """The test helper the issue asks for: the pushes of events `first` and `second` (one
+        user's) to one device arrive the other way round."""
+        assert self.user[first] == self.user[second]
+        a = next(p for p in self.pushes if f"event {first} " in json.dumps(p) and (p["provider"] == "apns") == (platform == "ios"))
+        b = next(p for p in self.pushes if f"event {second} " in json.dumps(p) and (p["provider"] == "apns") == (platform == "ios"))
+        a["time"], b["time"] = b["time"], a["time"]
+
+    def write(self):
+        f = self.folder
+        f.mkdir(parents=True, exist_ok=True)
+        (f / "run.json").write_text(
+            json.dumps(dict(run_id=RUN_ID, amqp=["amqp://127.0.0.1:1/"], database="postgres://127.0.0.1:1/herald", queue="w1.pushnotification",
+                            cluster=False, published=EVENTS, republished=0, unconfirmed=0, postgres=self.postgres))
+        )
+        with open(f / "published.jsonl", "w") as out:
+            for n, t in self.published.items():
+                out.write(json.dumps(dict(seq=n, users=[self.user[n]], t=t, confirmed=t + 0.01)) + "\n")
+        with open(f / "pushes.jsonl", "w") as out:
+            for p in self.pushes:
+                out.write(json.dumps(p) + "\n")
+        (f / "faults.json").write_text(json.dumps(self.faults))
+        (f / "workers.json").write_text(json.dumps(dict(peak_rss_kib=[1024, 1024], incarnations=[1, 1], unexpected_exits=[])))
+        with open(f / "timeline.jsonl", "w") as out:
+            for entry in self.timeline:
+                out.write(json.dumps(entry) + "\n")
+        for worker, lines in self.logs.items():
+            with open(f / f"worker-{worker}.log", "w") as out:
+                for line in lines:
+                    out.write(json.dumps(line) + "\n")
+        with open(f / "deferred.jsonl", "w") as out:
+            for seq, device in self.deferred:
+                out.write(json.dumps(dict(seq=seq, device=device, t=self.published[seq] + 1)) + "\n")
+        (f / "services.json").write_text(json.dumps(self.services))
+        if self.journal_sent is not None:
+            with open(f / "journal-sent.tsv", "w") as out:
+                for seq, device in self.journal_sent:
+                    out.write(f"{seq}\t{device}\n")
+
+    def analyze(self):
+        self.write()
+        with redirect_stdout(io.StringIO()):
+            return analyze.analyze(self.folder, offline=True)
+
+
+class AnalyzeTests(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.run = RecordedRun(Path(self.tmp.name) / "run")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_a_clean_run_passes(self):
+        s = self.run.analyze()
+        self.assertTrue(s["passed"], s["failures"])
+        self.assertEqual((s["lost"], s["order_violations"], s["journal_rows_missing"], s["dead_letters"]), (0, 0, 0, 0))
+        self.assertIn("PASSED", (self.run.folder / "summary.md").read_text())
+
+    def test_two_swapped_pushes_with_no_fault_near_them_fail(self):
+        self.run.swap(4, 7)  # user 0's events 4 and 7, published 1.5 s apart
+        s = self.run.analyze()
+        self.assertFalse(s["passed"])
+        self.assertEqual(s["order_violations_unexplained"], 1)
+        self.assertEqual(list(s["order_violations_unexplained_by_user"]), ["cu0-ios"])
+        violation = s["order_violations_unexplained_by_user"]["cu0-ios"][0]
+        self.assertEqual((violation["late_seq"], violation["after_seq"]), (4, 7))
+        self.assertIn("cu0-ios: 4 after 7", (self.run.folder / "summary.md").read_text())
+
+    def test_a_fault_nearby_is_no_evidence(self):
+        """The old analyzer excused whatever arrived within 90 s of a fault; a provider outage
+        whose breaker deferred nothing of this push's explains nothing."""
+        self.run.faults = [dict(fault="provider-503-all", provider="apns", start=T0 + 1, end=T0 + 3, seconds=2)]
+        self.run.swap(4, 7)
+        s = self.run.analyze()
+        self.assertFalse(s["passed"])
+        self.assertEqual(s["order_violations_unexplained"], 1)
+
+    def test_an_owner_change_between_the_two_pushes_explains_their_swap(self):
+        # Event 4 is published at T0 + 2 and, swapped, arrives at T0 + 3.7.
+        self.run.logs[1].append(dict(ts=iso(T0 + 2.5), level="warning", message="Worker lost its broker connection; reconnecting"))
+        self.run.swap(4, 7)
+        s = self.run.analyze()
+        self.assertTrue(s["passed"], s["failures"])
+        self.assertEqual(s["order_violations_explained"], {analyze.OWNER_CHANGE: 1})
+        self.assertIn("worker 1", s["order_violations_explained_examples"][0]["evidence"])
+
+    def test_an_owner_change_before_the_late_push_was_published_explains_nothing(self):
+        self.run.timeline.append(dict(kind="worker-exited", worker=1, t=T0 + 0.5))
+        self.run.swap(4, 7)
+        self.assertFalse(self.run.analyze()["passed"])
+
+    def test_a_late_push_whose_journal_row_was_deferred_is_the_breakers(self):
+        self.run.deferred = [(4, "cu0-ios")]
+        self.run.swap(4, 7)
+        s = self.run.analyze()
+        self.assertTrue(s["passed"], s["failures"])
+        self.assertEqual(s["order_violations_explained"], {analyze.BREAKER: 1})
+
+    def test_the_deferral_of_another_device_explains_nothing(self):
+        self.run.deferred = [(4, "cu0-android")]
+        self.run.swap(4, 7)
+        self.assertFalse(self.run.analyze()["passed"])
+
+    def test_an_unreadable_dead_letter_queue_fails_the_run(self):
+        self.run.services = dict(queues={"w1.pushnotification": 0}, journal={"sent": 2 * EVENTS}, broker_error="the dead-letter queue w1.pushnotification.dead could not be read")
+        s = self.run.analyze()
+        self.assertFalse(s["passed"])
+        self.assertTrue(any("dead-letter queue could not be read" in f for f in s["failures"]), s["failures"])
+
+    def test_dead_letters_fail_the_run(self):
+        self.run.services["dead_letters"] = 2
+        self.assertFalse(self.run.analyze()["passed"])
+
+    def test_an_accepted_push_without_its_journal_row_fails_the_run(self):
+        self.run.journal_sent.remove((5, "cu1-android"))
+        s = self.run.analyze()
+        self.assertFalse(s["passed"])
+        self.assertEqual(s["journal_rows_missing"], 1)
+        self.assertEqual(s["journal_rows_missing_examples"], [(5, "cu1-android")])
+
+    def test_a_journal_that_could_not_be_read_fails_the_run(self):
+        self.run.journal_sent = None
+        self.run.services["database_error"] = "connection refused"
+        s = self.run.analyze()
+        self.assertFalse(s["passed"])
+        self.assertIsNone(s["journal_rows_missing"])
+
+    def test_a_lost_push_fails_the_run(self):
+        self.run.pushes = [p for p in self.run.pushes if "event 9 " not in json.dumps(p)]
+        self.run.journal_sent = [(n, d) for n, d in self.run.journal_sent if n != 9]
+        s = self.run.analyze()
+        self.assertFalse(s["passed"])
+        self.assertEqual(s["lost"], 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
