@@ -138,7 +138,8 @@ let package = Package(
                 .embedInCode("Migrations/0004_journal_message_index.sql"),
                 .embedInCode("Migrations/0005_shared_payloads.sql"),
                 .embedInCode("Migrations/0006_device_positions_fillfactor.sql"),
-                .embedInCode("Migrations/0007_backlog.sql"),
+                .embedInCode("Migrations/0007_event_android_channel.sql"),
+                .embedInCode("Migrations/0008_backlog.sql"),
             ],
             swiftSettings: strict
         ),

@@ -40,6 +40,31 @@ import Testing
         }
     }
 
+    /// Issue 48's check: the money-in events in the default (legacy) profile have `aps.sound`
+    /// on iOS, the screen on both platforms, the `money_in` channel on Android;
+    /// `worker.legacy_extras: false` gives the seed's keys only.
+    @Test func moneyInEventsCarrySoundScreenAndChannelInTheDefaultProfile() throws {
+        let events = ["AgentPayment", "AgentPaymentOverLimit", "TransferIssued", "TransferIssuedUnlockCode", "InvoicePaid", "InvoicePaidWithRefund"]
+        try withFiles(Dictionary(uniqueKeysWithValues: events.map { ("\($0).xml", Self.seedXML.replacingOccurrences(of: "EVENT 006", with: $0)) })) {
+            paths in
+            let files = events.map { paths["\($0).xml"]! }
+            let ios = try HeraldCLI.run(["preview"] + files + ["--templates", Self.templates], timeout: .seconds(60))
+            #expect(ios.status == 0, "\(ios.stderr)")
+            let android = try HeraldCLI.run(["preview"] + files + ["--templates", Self.templates, "--platform", "android"], timeout: .seconds(60))
+            #expect(android.status == 0, "\(android.stderr)")
+            func count(_ text: String, _ part: String) -> Int { text.components(separatedBy: part).count - 1 }
+            #expect(count(ios.stdout, "profile legacy") == 6)
+            #expect(count(ios.stdout, "\"sound\": \"default\"") == 6, "\(ios.stdout)")
+            #expect(count(ios.stdout, "\"acme_screen\": \"timeline\"") == 6)
+            #expect(count(android.stdout, "\"screen\": \"timeline\"") == 6, "\(android.stdout)")
+            #expect(count(android.stdout, "\"channel\": \"money_in\"") == 6)
+            let exact = try HeraldCLI.run(
+                ["preview"] + files + ["--templates", Self.templates], environment: ["HERALD_WORKER_LEGACY_EXTRAS": "false"], timeout: .seconds(60))
+            #expect(exact.status == 0, "\(exact.stderr)")
+            #expect(!exact.stdout.contains("\"sound\"") && !exact.stdout.contains("acme_screen"), "\(exact.stdout)")
+        }
+    }
+
     @Test func otherCulturesPlatformsProfilesAndJSON() throws {
         let json = """
             {"EventId": "UserStateIsBlocked", "EventType": "Message", "EventDateTime": "2014-04-30T17:32:47.4123771+03:00",

@@ -13,13 +13,13 @@ import Testing
             {"format": "herald-event-metadata/1", "events": {
               "B": {"priority": "normal", "private": false, "silent": true},
               "A": {"tag": "payments", "category": "PAY", "targetScreen": "timeline", "priority": "high", "sound": "default",
-                    "private": true, "silent": false, "ttlSeconds": 60, "description": "d", "note": "n"}}}
+                    "androidChannel": "money_in", "private": true, "silent": false, "ttlSeconds": 60, "description": "d", "note": "n"}}}
             """)
         #expect(
             m == [
                 EventMetadata(
-                    eventId: "A", tag: "payments", category: "PAY", targetScreen: .timeline, priority: .high, sound: "default", isPrivate: true,
-                    isSilent: false, timeToLiveSeconds: 60),
+                    eventId: "A", tag: "payments", category: "PAY", targetScreen: .timeline, priority: .high, sound: "default",
+                    androidChannel: "money_in", isPrivate: true, isSilent: false, timeToLiveSeconds: 60),
                 EventMetadata(eventId: "B", priority: .normal, isPrivate: false, isSilent: true),
             ])
     }
@@ -37,6 +37,9 @@ import Testing
         ("{\"events\": {\"A\": {\"priority\": \"high\", \"private\": true, \"silent\": false, \"tag\": 5}}}", "events.A.tag"),
         ("{\"events\": {\"A\": {\"priority\": \"high\", \"private\": true, \"silent\": false, \"ttlSeconds\": -1}}}", "events.A.ttlSeconds"),
         ("{\"events\": {\"A\": {\"priority\": \"high\", \"private\": true, \"silent\": false, \"ttlSeconds\": 1.5}}}", "events.A.ttlSeconds"),
+        ("{\"events\": {\"A\": {\"priority\": \"high\", \"private\": true, \"silent\": false, \"androidChannel\": \"\"}}}", "events.A.androidChannel"),
+        ("{\"events\": {\"A\": {\"priority\": \"high\", \"private\": true, \"silent\": false, \"androidChannel\": 1}}}", "events.A.androidChannel"),
+        ("{\"events\": {\"A\": {\"priority\": \"high\", \"private\": true, \"silent\": false, \"channel\": \"x\"}}}", "events.A.channel"),
         ("{\"events\": ", "unexpected end"),
     ])
     func errorsNameThePath(_ text: String, _ part: String) {

@@ -23,32 +23,26 @@ import Testing
 
     func payload(
         _ eventId: String, _ platform: Platform, _ profile: PayloadProfile, culture: String = "ru-RU", type: EventType = .message,
-        style: APNsAlertStyle = .text, badge: Int? = nil
+        style: APNsAlertStyle = .text, badge: Int? = nil, legacyExtras: Bool = true
     ) throws -> PushPayload {
         let catalog = try RepositoryFiles.shippedCatalog()
         let event = Self.event(eventId, type: type)
         let rendered = try catalog.render(event, culture: culture, platform: platform)
-        return try PayloadBuilder(profile: profile, apnsAlertStyle: style)
+        return try PayloadBuilder(profile: profile, apnsAlertStyle: style, legacyExtras: legacyExtras)
             .build(rendered, event: event, target: Self.target(platform), deliveryKey: Self.key, now: Self.now, badge: badge)
     }
 
     /// Compares the payload body byte for byte with `Golden/<name>.json` (canonical JSON and a
     /// newline). `HERALD_UPDATE_GOLDEN=1` rewrites the file instead; a missing file fails.
     func checkGolden(_ payload: PushPayload, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let url = RepositoryFiles.goldenFolder.appendingPathComponent(name + ".json")
-        let actual = payload.body + [0x0A]
-        if ProcessInfo.processInfo.environment["HERALD_UPDATE_GOLDEN"] == "1" {
-            try Data(actual).write(to: url)
-            return
-        }
-        let expected = try #require(FileManager.default.contents(atPath: url.path), "missing golden \(name).json", sourceLocation: sourceLocation)
-        #expect([UInt8](expected) == actual, "\(name): got \(String(decoding: actual, as: UTF8.self))", sourceLocation: sourceLocation)
+        try RepositoryFiles.checkGolden(payload.body + [0x0A], name + ".json", sourceLocation: sourceLocation)
         // Goldens are valid JSON for Foundation too.
-        #expect((try? JSONSerialization.jsonObject(with: expected)) != nil, sourceLocation: sourceLocation)
+        #expect((try? JSONSerialization.jsonObject(with: Data(payload.body))) != nil, sourceLocation: sourceLocation)
     }
 
-    @Test func legacyAppleShapeIsTheSeeds() throws {
-        let p = try payload("TransferIssued", .ios, .legacy)
+    /// With `worker.legacy_extras` off, the legacy shapes are seed 000's, byte for byte.
+    @Test func exactLegacyAppleShapeIsTheSeeds() throws {
+        let p = try payload("TransferIssued", .ios, .legacy, legacyExtras: false)
         try checkGolden(p, "legacy-ios-TransferIssued-ru")
         #expect(p.json["aps"]?["alert"] == .string("Вам поступил перевод."))
         #expect(p.json["aps"]?["acme_eid"] == .string("TransferIssued"))
@@ -58,7 +52,7 @@ import Testing
                 == .array(["v1", "v2", "v3"].enumerated().map { .object(["name": .string("n\($0.offset + 1)"), "value": .string($0.element)]) }))
         #expect(p.apns == APNsRequestOptions(pushType: .alert, priority: 10, expiration: 1_398_868_367 + 86_400, collapseId: Self.key.rawValue))
         #expect(!p.wasShortened)
-        try checkGolden(try payload("TransferIssued", .ios, .legacy, culture: "en-US"), "legacy-ios-TransferIssued-en")
+        try checkGolden(try payload("TransferIssued", .ios, .legacy, culture: "en-US", legacyExtras: false), "legacy-ios-TransferIssued-en")
     }
 
     @Test func modernPayloadsCarryThePositionAndLegacyOnesKeepTheSeedShape() throws {
@@ -112,8 +106,8 @@ import Testing
         }
     }
 
-    @Test func legacyAndroidShapeIsTheSeeds() throws {
-        let p = try payload("TransferIssued", .android, .legacy)
+    @Test func exactLegacyAndroidShapeIsTheSeeds() throws {
+        let p = try payload("TransferIssued", .android, .legacy, legacyExtras: false)
         try checkGolden(p, "legacy-android-TransferIssued-ru")
         let data = try #require(p.json["message"]?["data"])
         #expect(
@@ -178,6 +172,51 @@ import Testing
         let withCollapse = try PayloadBuilder(profile: .modern, fcmCollapseKey: true).build(
             try catalog.render(event, culture: "ru-RU", platform: .android), event: event, target: Self.target(.android), deliveryKey: Self.key, now: Self.now)
         #expect(withCollapse.json["message"]?["android"]?["collapse_key"] == .string(Self.key.rawValue))
+    }
+
+    /// A visible FCM message names its channel with its sound in `android.notification`; a
+    /// data-only one (private or silent) in `data.channel`, where the app that builds the
+    /// notification reads it.
+    @Test func modernAndroidNamesTheChannelInTheNotificationOrInTheData() throws {
+        let event = Self.event("E")
+        func build(isPrivate: Bool, silent: Bool = false) throws -> PushPayload {
+            let metadata = EventMetadata(eventId: "E", priority: .high, sound: "default", androidChannel: "money_in", isPrivate: isPrivate)
+            let rendered = RenderedNotification(
+                eventId: "E", culture: "ru-RU", platform: .android, title: "Wallet One", body: "b", metadata: metadata, isSilent: silent)
+            return try PayloadBuilder(profile: .modern).build(rendered, event: event, target: Self.target(.android), deliveryKey: Self.key, now: Self.now)
+        }
+        let visible = try build(isPrivate: false)
+        #expect(visible.json["message"]?["android"]?["notification"] == .object(["channel_id": .string("money_in"), "sound": .string("default")]))
+        #expect(visible.json["message"]?["data"]?["channel"] == nil)
+        for hidden in [try build(isPrivate: true), try build(isPrivate: false, silent: true)] {
+            #expect(hidden.json["message"]?["notification"] == nil)
+            #expect(hidden.json["message"]?["android"]?["notification"] == nil)
+            #expect(hidden.json["message"]?["data"]?["channel"] == .string("money_in"))
+        }
+    }
+
+    /// The legacy extras are part of the shape, not of the fast path: a body shortened to fit
+    /// keeps them, and a silent event gets no sound.
+    @Test func legacyExtrasSurviveShorteningAndSilenceTakesTheSound() throws {
+        let metadata = EventMetadata(eventId: "E", targetScreen: .timeline, priority: .high, sound: "default", androidChannel: "money_in")
+        for platform in Platform.allCases {
+            for silent in [false, true] {
+                let rendered = RenderedNotification(
+                    eventId: "E", culture: "ru-RU", platform: platform, title: "", body: String(repeating: "ж", count: 5_000), metadata: metadata,
+                    isSilent: silent)
+                let p = try PayloadBuilder(profile: .legacy).build(
+                    rendered, event: Self.event("E"), target: Self.target(platform), deliveryKey: Self.key, now: Self.now)
+                #expect(p.wasShortened)
+                switch platform {
+                case .ios:
+                    #expect(p.json["aps"]?["acme_screen"] == .string("timeline"))
+                    #expect(p.json["aps"]?["sound"] == (silent ? nil : .string("default")))
+                case .android:
+                    #expect(p.json["message"]?["data"]?["screen"] == .string("timeline"))
+                    #expect(p.json["message"]?["data"]?["channel"] == .string("money_in"))
+                }
+            }
+        }
     }
 
     @Test func everyShippedEventBuildsOnEveryPlatformAndProfile() throws {
@@ -324,8 +363,8 @@ import Testing
     }
 
     /// The legacy shapes are written straight into bytes on the hot path: byte for byte the
-    /// canonical serialization of the same values (escaping, key order, options), for random
-    /// texts, parameters, users and tokens.
+    /// canonical serialization of the same values (escaping, key order, options, the extras or
+    /// none), for random texts, parameters, users, tokens, sounds, screens and channels.
     @Test func legacyFastPathIsTheCanonicalSerialization() async {
         let pool: [String] = ["a", "Z", " ", "ж", "€", "😀", "e\u{301}", "\"", "\\", "/", "\n", "\r", "\t", "\u{01}", "\u{1F}", "\u{2028}", "{0}", "_"]
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
@@ -339,38 +378,41 @@ import Testing
             var metadata = EventMetadata.defaults(for: event.id)
             metadata.priority = Bool.random(using: &rng) ? .high : .normal
             metadata.timeToLiveSeconds = Bool.random(using: &rng) ? Int.random(in: 0...100_000, using: &rng) : nil
+            metadata.sound = Bool.random(using: &rng) ? text(8) : nil
+            metadata.targetScreen = Bool.random(using: &rng) ? TargetScreen(rawValue: text(8)) : nil
+            metadata.androidChannel = Bool.random(using: &rng) ? text(8) : nil
+            let silent = Int.random(in: 0..<4, using: &rng) == 0
+            let extras = Bool.random(using: &rng)
             let body = text(200)
             let collapse = Bool.random(using: &rng)
             for platform in Platform.allCases {
                 let rendered = RenderedNotification(
-                    eventId: event.id, culture: "ru-RU", platform: platform, title: "", body: body, metadata: metadata, isSilent: false)
+                    eventId: event.id, culture: "ru-RU", platform: platform, title: "", body: body, metadata: metadata, isSilent: silent)
                 let target = PushTarget(platform: platform, token: target.token, userId: target.userId)
                 guard
-                    let payload = try? PayloadBuilder(profile: .legacy, fcmCollapseKey: collapse)
+                    let payload = try? PayloadBuilder(profile: .legacy, fcmCollapseKey: collapse, legacyExtras: extras)
                         .build(rendered, event: event, target: target, deliveryKey: Self.key, now: Self.now)
                 else { Issue.record("a small legacy payload must build"); continue }
                 let paramsValue = JSONValue.array(params.map { .object(["name": .string($0.name), "value": .string($0.value)]) })
                 let expected: JSONValue
                 switch platform {
                 case .ios:
-                    expected = .object([
-                        "aps": .object([
-                            "acme_eid": .string(event.id), "acme_params": paramsValue, "acme_userid": .string(target.userId), "alert": .string(body),
-                        ])
-                    ])
+                    var aps: [String: JSONValue] = [
+                        "acme_eid": .string(event.id), "acme_params": paramsValue, "acme_userid": .string(target.userId), "alert": .string(body),
+                    ]
+                    if extras, let screen = metadata.targetScreen { aps["acme_screen"] = .string(screen.rawValue) }
+                    if extras, !silent, let sound = metadata.sound { aps["sound"] = .string(sound) }
+                    expected = .object(["aps": .object(aps)])
                 case .android:
                     var android: [String: JSONValue] = ["priority": .string(metadata.priority == .high ? "HIGH" : "NORMAL")]
                     if let ttl = metadata.timeToLiveSeconds { android["ttl"] = .string("\(ttl)s") }
                     if collapse { android["collapse_key"] = .string(Self.key.rawValue) }
-                    expected = .object([
-                        "message": .object([
-                            "android": .object(android), "token": .string(target.token),
-                            "data": .object([
-                                "eid": .string(event.id), "msg": .string(body), "params": .string(paramsValue.serializedString()),
-                                "userid": .string(target.userId),
-                            ]),
-                        ])
-                    ])
+                    var data: [String: JSONValue] = [
+                        "eid": .string(event.id), "msg": .string(body), "params": .string(paramsValue.serializedString()), "userid": .string(target.userId),
+                    ]
+                    if extras, let screen = metadata.targetScreen { data["screen"] = .string(screen.rawValue) }
+                    if extras, let channel = metadata.androidChannel { data["channel"] = .string(channel) }
+                    expected = .object(["message": .object(["android": .object(android), "token": .string(target.token), "data": .object(data)])])
                 }
                 #expect(payload.body == expected.serialized(), "\(platform): \(payload.serializedString)")
             }

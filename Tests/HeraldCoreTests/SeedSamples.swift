@@ -1,5 +1,6 @@
 import Foundation
 import HeraldTesting
+import Testing
 
 @testable import HeraldCore
 
@@ -55,5 +56,18 @@ enum RepositoryFiles {
 
     static func shippedCatalog() throws -> TemplateCatalog {
         try TemplateBundle.catalog(files: try templateSources(), defaultCulture: "ru-RU")
+    }
+
+    /// Compares `actual` byte for byte with `Golden/<path>`. `HERALD_UPDATE_GOLDEN=1` rewrites
+    /// the file instead (and its folder); a missing file fails.
+    static func checkGolden(_ actual: [UInt8], _ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let url = goldenFolder.appendingPathComponent(path)
+        if ProcessInfo.processInfo.environment["HERALD_UPDATE_GOLDEN"] == "1" {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(actual).write(to: url)
+            return
+        }
+        let expected = try #require(FileManager.default.contents(atPath: url.path), "missing golden \(path)", sourceLocation: sourceLocation)
+        #expect([UInt8](expected) == actual, "\(path): got \(String(decoding: actual, as: UTF8.self))", sourceLocation: sourceLocation)
     }
 }

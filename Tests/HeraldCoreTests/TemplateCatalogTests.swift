@@ -59,6 +59,7 @@ import Testing
             let m = try #require(catalog.metadata(forEventId: row.id))
             let money = row.id.hasPrefix("AgentPayment") || row.id.hasPrefix("TransferIssued") || row.id.hasPrefix("InvoicePaid")
             #expect((m.sound == "default") == money, "\(row.id): sound only for incoming money")
+            #expect(m.androidChannel == (money ? "money_in" : nil), "\(row.id): money-in on a channel of its own")
             #expect(!m.isSilent)
             #expect(m.tag != nil && m.targetScreen != nil && m.timeToLiveSeconds != nil)
             if money { #expect(m.isPrivate && m.priority == .high) }

@@ -109,6 +109,21 @@ import Testing
                     "INVALID_ARGUMENT", nil, "message.android.ttl"
                 ),
                 (
+                    "unknown android field",
+                    { try await fixture.fcm(json: #"{"message":{"token":"t1","android":{"channel_id":"money_in"}}}"#, accessToken: token) }, 400,
+                    "INVALID_ARGUMENT", nil, nil
+                ),
+                (
+                    "misspelt notification field",
+                    { try await fixture.fcm(json: #"{"message":{"token":"t1","android":{"notification":{"channel":"money_in"}}}}"#, accessToken: token) },
+                    400, "INVALID_ARGUMENT", nil, nil
+                ),
+                (
+                    "channel id not a string",
+                    { try await fixture.fcm(json: #"{"message":{"token":"t1","android":{"notification":{"channelId":7}}}}"#, accessToken: token) }, 400,
+                    "INVALID_ARGUMENT", nil, "message.android.notification.channel_id"
+                ),
+                (
                     "over 4096 bytes", { try await fixture.fcm(json: #"{"message":{"token":"t1","data":{"msg":"\#(big)"}}}"#, accessToken: token) }, 400,
                     "INVALID_ARGUMENT", "INVALID_ARGUMENT", nil
                 ),

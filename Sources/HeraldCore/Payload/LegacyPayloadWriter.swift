@@ -9,14 +9,22 @@
 enum LegacyPayloadWriter {
     /// `{"aps":{"acme_eid":…,"acme_params":[{"name":…,"value":…}],"acme_userid":…,"alert":…}}`;
     /// the limit counts the whole body. With a `badge` (``PayloadBuilder/legacyBadge``), `"badge":N`
-    /// follows `alert`.
-    static func ios(body: String, event: Event, userId: String, badge: Int? = nil) -> (bytes: [UInt8], countedSize: Int) {
+    /// follows `alert`; with ``LegacyExtras``, `acme_screen` follows `acme_params` and `sound`
+    /// comes last.
+    static func ios(
+        body: String, event: Event, userId: String, badge: Int? = nil, extras: LegacyExtras = .none
+    ) -> (bytes: [UInt8], countedSize: Int) {
         var out: [UInt8] = []
-        out.reserveCapacity(96 + body.utf8.count + userId.utf8.count + event.id.utf8.count + parametersByteCount(event.params))
+        let texts: Int = body.utf8.count + userId.utf8.count + event.id.utf8.count
+        out.reserveCapacity(96 + texts + parametersByteCount(event.params) + extras.byteCountBound)
         out.append(literal: #"{"aps":{"acme_eid":"#)
         JSONValue.writeString(event.id, to: &out)
         out.append(literal: #","acme_params":"#)
         writeParameters(event.params, to: &out)
+        if let screen = extras.screen {
+            out.append(literal: #","acme_screen":"#)
+            JSONValue.writeString(screen, to: &out)
+        }
         out.append(literal: #","acme_userid":"#)
         JSONValue.writeString(userId, to: &out)
         out.append(literal: #","alert":"#)
@@ -25,38 +33,52 @@ enum LegacyPayloadWriter {
             out.append(literal: #","badge":"#)
             out.append(contentsOf: String(badge).utf8)
         }
+        if let sound = extras.sound {
+            out.append(literal: #","sound":"#)
+            JSONValue.writeString(sound, to: &out)
+        }
         out.append(literal: "}}")
         return (out, out.count)
     }
 
     /// `{"message":{"android":{…},"data":{"eid":…,"msg":…,"params":"[…]","userid":…},"token":…}}`;
     /// the limit counts the `data` object only (FCM's 4 KB is on the data payload). With a
-    /// `badge`, `data` starts with `"badge":"N"` (FCM data values are strings).
+    /// `badge`, `data` starts with `"badge":"N"` (FCM data values are strings); with
+    /// ``LegacyExtras``, `data` has `channel` before `eid` and `screen` before `userid`.
     static func android(
-        body: String, event: Event, userId: String, token: String, android: AndroidOptions, badge: Int? = nil
+        body: String, event: Event, userId: String, token: String, android: AndroidOptions, badge: Int? = nil, extras: LegacyExtras = .none
     ) -> (bytes: [UInt8], countedSize: Int) {
         var params: [UInt8] = []
         params.reserveCapacity(parametersByteCount(event.params))
         writeParameters(event.params, to: &params)
         var out: [UInt8] = []
-        out.reserveCapacity(
-            128 + android.byteCountBound + event.id.utf8.count + body.utf8.count + userId.utf8.count + token.utf8.count + params.count * 2)
+        let texts: Int = event.id.utf8.count + body.utf8.count + userId.utf8.count + token.utf8.count
+        let options: Int = android.byteCountBound + extras.byteCountBound
+        out.reserveCapacity(128 + texts + options + params.count * 2)
         out.append(literal: #"{"message":{"android":{"#)
         android.write(to: &out)
-        out.append(literal: #"},"data":"#)
-        let dataStart = out.count
+        out.append(literal: #"},"data":{"#)
+        let dataStart = out.count - 1
         if let badge {
-            out.append(literal: #"{"badge":""#)
+            out.append(literal: #""badge":""#)
             out.append(contentsOf: String(badge).utf8)
-            out.append(literal: #"","eid":"#)
-        } else {
-            out.append(literal: #"{"eid":"#)
+            out.append(literal: #"","#)
         }
+        if let channel = extras.channel {
+            out.append(literal: #""channel":"#)
+            JSONValue.writeString(channel, to: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        out.append(literal: #""eid":"#)
         JSONValue.writeString(event.id, to: &out)
         out.append(literal: #","msg":"#)
         JSONValue.writeString(body, to: &out)
         out.append(literal: #","params":"#)
         JSONValue.writeString(utf8: params, to: &out)
+        if let screen = extras.screen {
+            out.append(literal: #","screen":"#)
+            JSONValue.writeString(screen, to: &out)
+        }
         out.append(literal: #","userid":"#)
         JSONValue.writeString(userId, to: &out)
         out.append(UInt8(ascii: "}"))

@@ -4,9 +4,11 @@ import Foundation
 ///
 /// Shapes (keys sorted in the output):
 /// - legacy Apple: `{"aps":{"alert":BODY,"acme_eid":ID,"acme_userid":USER,"acme_params":[{"name":…,"value":…}]}}`
-///   (seed 000 puts the `acme_*` keys inside `aps`);
+///   (seed 000 puts the `acme_*` keys inside `aps`), plus, with ``legacyExtras``, `acme_screen`
+///   and `sound` inside `aps`;
 /// - legacy Android (FCM v1): `data` = `msg`, `eid`, `userid`, `params` (a JSON string of
-///   `[{"name":…,"value":…}]`: FCM data values are strings);
+///   `[{"name":…,"value":…}]`: FCM data values are strings), plus, with ``legacyExtras``,
+///   `screen` and `channel`; always data-only, with `android` (`priority`, `ttl`);
 /// - modern Apple: `aps` with `alert` (`title`/`body`, or `title`/`loc-key`/`loc-args`),
 ///   `sound`, `badge`, `thread-id` (the tag), `category`, `mutable-content` (private events);
 ///   silent events are `{"aps":{"content-available":1}}` background pushes at priority 5;
@@ -15,11 +17,13 @@ import Foundation
 /// - modern Android (FCM v1): `data` (`eid`, `userid`, `params` as a JSON array string,
 ///   `screen`, `dk`, `pos` when known, `badge` (the unread count, a string) when counted, and
 ///   `private`/`silent` flags when set), `notification` (`title`, `body`)
-///   unless the event is private or silent (then data-only, no text on the wire), and
-///   `android` (`priority`, `ttl`, `notification.sound`).
+///   unless the event is private or silent (then data-only, no text on the wire, and the
+///   event's Android channel as `data.channel`), and `android` (`priority`, `ttl`, and on
+///   visible messages `notification.sound` and `notification.channel_id`).
 ///
 /// With ``legacyBadge`` the legacy shapes also carry the unread count: `aps.badge` after
-/// `alert`, FCM `data.badge` (a string) first; without it they are exactly seed 000's.
+/// `alert`, FCM `data.badge` (a string) first. With neither ``legacyBadge`` nor
+/// ``legacyExtras`` they are exactly seed 000's.
 ///
 /// A notification without a title (its template has none) has no `title` key: the body alone.
 ///
@@ -39,16 +43,23 @@ public struct PayloadBuilder: Sendable {
     /// The legacy profile carries the badge too (`aps.badge`; FCM `data.badge`). Off by
     /// default: the apps in the field may not expect it (`worker.legacy_badge`).
     public var legacyBadge: Bool
+    /// The legacy profile adds, where seed 000's shapes have room, what the specification asks
+    /// for and the apps in the field can ignore (``LegacyExtras``): `aps.sound`, the target
+    /// screen (`aps.acme_screen`, FCM `data.screen`) and the Android channel (FCM
+    /// `data.channel`). On by default; off gives seed 000's exact bytes
+    /// (`worker.legacy_extras`).
+    public var legacyExtras: Bool
 
     public init(
         profile: PayloadProfile, limits: PayloadLimits = .default, apnsAlertStyle: APNsAlertStyle = .text, fcmCollapseKey: Bool = false,
-        legacyBadge: Bool = false
+        legacyBadge: Bool = false, legacyExtras: Bool = true
     ) {
         self.profile = profile
         self.limits = limits
         self.apnsAlertStyle = apnsAlertStyle
         self.fcmCollapseKey = fcmCollapseKey
         self.legacyBadge = legacyBadge
+        self.legacyExtras = legacyExtras
     }
 
     /// Whether payloads carry the unread count (so the worker counts it): the modern profile
@@ -76,11 +87,12 @@ public struct PayloadBuilder: Sendable {
         let metadata = notification.metadata
         let expiration = metadata.timeToLiveSeconds.map { Int(now.timeIntervalSince1970.rounded(.down)) + $0 }
         let legacyBadge = self.legacyBadge ? badge : nil
+        let extras = legacyExtras ? LegacyExtras(metadata: metadata, silent: notification.isSilent) : .none
         switch (target.platform, profile) {
         case (.ios, .legacy):
             let options = APNsRequestOptions(
                 pushType: .alert, priority: metadata.priority == .high ? 10 : 5, expiration: expiration, collapseId: deliveryKey.rawValue)
-            let fast = LegacyPayloadWriter.ios(body: notification.body, event: event, userId: target.userId, badge: legacyBadge)
+            let fast = LegacyPayloadWriter.ios(body: notification.body, event: event, userId: target.userId, badge: legacyBadge, extras: extras)
             if fast.countedSize <= limits.apnsMaxBytes {
                 return PushPayload(platform: .ios, profile: .legacy, body: fast.bytes, apns: options, deliveryKey: deliveryKey, wasShortened: false)
             }
@@ -92,6 +104,8 @@ public struct PayloadBuilder: Sendable {
                     "acme_params": .array(event.params.map { .object(["name": .string($0.name), "value": .string($0.value)]) }),
                 ]
                 if let legacyBadge { aps["badge"] = .int(legacyBadge) }
+                if let screen = extras.screen { aps["acme_screen"] = .string(screen) }
+                if let sound = extras.sound { aps["sound"] = .string(sound) }
                 let json = JSONValue.object(["aps": .object(aps)])
                 return (json, json.serializedByteCount)
             }
@@ -100,7 +114,7 @@ public struct PayloadBuilder: Sendable {
         case (.android, .legacy):
             let fast = LegacyPayloadWriter.android(
                 body: notification.body, event: event, userId: target.userId, token: target.token,
-                android: androidOptions(metadata: metadata, deliveryKey: deliveryKey, silent: false), badge: legacyBadge
+                android: androidOptions(metadata: metadata, deliveryKey: deliveryKey, silent: false), badge: legacyBadge, extras: extras
             )
             if fast.countedSize <= limits.fcmMaxBytes {
                 return PushPayload(platform: .android, profile: .legacy, body: fast.bytes, apns: nil, deliveryKey: deliveryKey, wasShortened: false)
@@ -114,6 +128,8 @@ public struct PayloadBuilder: Sendable {
                     "params": .string(params),
                 ]
                 if let legacyBadge { fields["badge"] = .string(String(legacyBadge)) }
+                if let screen = extras.screen { fields["screen"] = .string(screen) }
+                if let channel = extras.channel { fields["channel"] = .string(channel) }
                 let data = JSONValue.object(fields)
                 return (
                     fcmMessage(token: target.token, data: data, notification: nil, metadata: metadata, deliveryKey: deliveryKey, soundInNotification: false),
@@ -179,6 +195,9 @@ public struct PayloadBuilder: Sendable {
             if metadata.isPrivate { data["private"] = .string("1") }
             if notification.isSilent { data["silent"] = .string("1") }
             let dataOnly = metadata.isPrivate || notification.isSilent
+            // A visible message names its channel in `android.notification` (``fcmMessage``); a
+            // data-only one, whose notification the app builds, in `data`.
+            if dataOnly, let channel = metadata.androidChannel { data["channel"] = .string(channel) }
             let dataValue = JSONValue.object(data)
             if dataOnly {
                 let size = dataValue.serializedByteCount
@@ -203,14 +222,21 @@ public struct PayloadBuilder: Sendable {
         }
     }
 
-    /// `{"message":{"token":…,"data":…,"notification":…,"android":{…}}}`.
+    /// `{"message":{"token":…,"data":…,"notification":…,"android":{…}}}`; with
+    /// `soundInNotification` (visible messages), `android.notification` has the event's `sound`
+    /// and `channel_id`.
     private func fcmMessage(
         token: String, data: JSONValue, notification: JSONValue?, metadata: EventMetadata, deliveryKey: DeliveryKey,
         soundInNotification: Bool, silent: Bool = false
     ) -> JSONValue {
         var android: [String: JSONValue] = [:]
         for (key, value) in androidOptions(metadata: metadata, deliveryKey: deliveryKey, silent: silent).members { android[key] = .string(value) }
-        if soundInNotification, let sound = metadata.sound { android["notification"] = .object(["sound": .string(sound)]) }
+        if soundInNotification {
+            var fields: [String: JSONValue] = [:]
+            if let sound = metadata.sound { fields["sound"] = .string(sound) }
+            if let channel = metadata.androidChannel { fields["channel_id"] = .string(channel) }
+            if !fields.isEmpty { android["notification"] = .object(fields) }
+        }
         var message: [String: JSONValue] = ["token": .string(token), "data": data, "android": .object(android)]
         if let notification { message["notification"] = notification }
         return .object(["message": .object(message)])

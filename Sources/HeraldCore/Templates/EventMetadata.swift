@@ -11,13 +11,14 @@ public struct EventMetadata: Sendable, Codable, Hashable {
         var targetScreen: TargetScreen?
         var priority: NotificationPriority
         var sound: String?
+        var androidChannel: String?
         var isPrivate: Bool
         var isSilent: Bool
         var timeToLiveSeconds: Int?
 
         /// The same key names as `templates/events.json`.
         enum CodingKeys: String, CodingKey {
-            case eventId, tag, category, targetScreen, priority, sound
+            case eventId, tag, category, targetScreen, priority, sound, androidChannel
             case isPrivate = "private"
             case isSilent = "silent"
             case timeToLiveSeconds = "ttlSeconds"
@@ -58,6 +59,15 @@ public struct EventMetadata: Sendable, Codable, Hashable {
         get { storage.value.sound }
         set { storage.value.sound = newValue }
     }
+    /// The Android notification channel (Android 8+) the app shows the event on, if it names
+    /// one: the channel, not the message, decides sound and importance there, so money-in needs
+    /// a channel of its own to be heard (requirement 5). Sent as FCM
+    /// `android.notification.channel_id` on visible messages and as `data.channel` on data-only
+    /// ones (see ``PayloadBuilder``). A channel the app has not created falls back to its default.
+    public var androidChannel: String? {
+        get { storage.value.androidChannel }
+        set { storage.value.androidChannel = newValue }
+    }
     /// Sensitive content (money): FCM sends it as a data-only message without text, and the
     /// APNs payload is marked `mutable-content` so that the app can hide details (requirement 12).
     public var isPrivate: Bool {
@@ -79,8 +89,8 @@ public struct EventMetadata: Sendable, Codable, Hashable {
 
     public init(
         eventId: String, tag: String? = nil, category: String? = nil, targetScreen: TargetScreen? = nil,
-        priority: NotificationPriority = .normal, sound: String? = nil, isPrivate: Bool = false, isSilent: Bool = false,
-        timeToLiveSeconds: Int? = nil
+        priority: NotificationPriority = .normal, sound: String? = nil, androidChannel: String? = nil, isPrivate: Bool = false,
+        isSilent: Bool = false, timeToLiveSeconds: Int? = nil
     ) {
         storage = Shared(
             Fields(
@@ -90,6 +100,7 @@ public struct EventMetadata: Sendable, Codable, Hashable {
                 targetScreen: targetScreen,
                 priority: priority,
                 sound: sound,
+                androidChannel: androidChannel,
                 isPrivate: isPrivate,
                 isSilent: isSilent,
                 timeToLiveSeconds: timeToLiveSeconds

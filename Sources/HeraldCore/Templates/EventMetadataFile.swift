@@ -4,14 +4,16 @@
 /// { "format": "herald-event-metadata/1",
 ///   "events": {
 ///     "TransferIssued": { "tag": "transfers", "targetScreen": "timeline", "priority": "high",
-///                         "sound": "default", "private": true, "silent": false,
+///                         "sound": "default", "androidChannel": "money_in",
+///                         "private": true, "silent": false,
 ///                         "ttlSeconds": 86400, "description": "…", "note": "…" } } }
 /// ```
 ///
 /// Per event, `priority` (`high`|`normal`), `private` and `silent` are required so that every
-/// decision is written down; `tag`, `category`, `targetScreen`, `sound` and `ttlSeconds` may be
-/// absent or `null`; `description` and `note` are documentation. Any other key is an error
-/// (a misspelt key must not be ignored). Errors are ``TemplateError/Code/invalidMetadata`` with
+/// decision is written down; `tag`, `category`, `targetScreen`, `sound`, `androidChannel` and
+/// `ttlSeconds` may be absent or `null` (a channel, when given, is a non-empty string);
+/// `description` and `note` are documentation. Any other key is an error (a misspelt key must
+/// not be ignored). Errors are ``TemplateError/Code/invalidMetadata`` with
 /// the JSON path.
 public enum EventMetadataFile {
     public static let fileName = "events.json"
@@ -40,7 +42,9 @@ public enum EventMetadataFile {
         for eventId in events.keys.sorted() {
             let path = "events.\(eventId)"
             guard case .object(let fields) = events[eventId]! else { throw fail(path, "must be an object") }
-            let allowed = ["tag", "category", "targetScreen", "priority", "sound", "private", "silent", "ttlSeconds", "description", "note"]
+            let allowed = [
+                "tag", "category", "targetScreen", "priority", "sound", "androidChannel", "private", "silent", "ttlSeconds", "description", "note",
+            ]
             for key in fields.keys.sorted() where !allowed.contains(key) { throw fail("\(path).\(key)", "unknown key") }
             func optionalString(_ key: String) throws(TemplateError) -> String? {
                 switch fields[key] {
@@ -56,6 +60,8 @@ public enum EventMetadataFile {
             guard case .string(let priorityName)? = fields["priority"], let priority = NotificationPriority(rawValue: priorityName) else {
                 throw fail("\(path).priority", "required: \"high\" or \"normal\"")
             }
+            let channel = try optionalString("androidChannel")
+            if channel?.isEmpty == true { throw fail("\(path).androidChannel", "must be a channel id or null, not empty") }
             var ttl: Int?
             switch fields["ttlSeconds"] {
             case nil, .null?: ttl = nil
@@ -70,7 +76,7 @@ public enum EventMetadataFile {
                 EventMetadata(
                     eventId: eventId, tag: try optionalString("tag"), category: try optionalString("category"),
                     targetScreen: try optionalString("targetScreen").map(TargetScreen.init(rawValue:)), priority: priority,
-                    sound: try optionalString("sound"), isPrivate: try requiredBool("private"), isSilent: try requiredBool("silent"),
+                    sound: try optionalString("sound"), androidChannel: channel, isPrivate: try requiredBool("private"), isSilent: try requiredBool("silent"),
                     timeToLiveSeconds: ttl
                 ))
         }

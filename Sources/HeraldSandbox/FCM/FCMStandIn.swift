@@ -11,8 +11,10 @@ import Synchronization
 /// - 400 `INVALID_ARGUMENT`: a body that is not `{"message":{…}}`, an unknown field in the
 ///   message, not exactly one target (`token`, `topic`, `condition`), a malformed registration
 ///   token (FcmError `INVALID_ARGUMENT`), `data` values that are not strings (a `BadRequest`
-///   field violation, as Google sends), reserved data keys (`from`, `gcm`, `google.*`), a bad
-///   `android.priority` or `android.ttl`, and `data` + `notification` over 4096 bytes;
+///   field violation, as Google sends), reserved data keys (`from`, `gcm`, `google.*`), what
+///   ``FCMAndroidConfig`` refuses in `android` (an unknown field, a bad `priority` or `ttl`, an
+///   unknown or mistyped `android.notification` field), and `data` + `notification` over 4096
+///   bytes;
 /// - then the token's ``TokenBehavior``: 404 `UNREGISTERED`, 429 `QUOTA_EXCEEDED` with
 ///   `Retry-After`, 503 `UNAVAILABLE`, a delay.
 ///
@@ -176,30 +178,8 @@ public final class FCMStandIn: Sendable {
             }
             size += notification.serialized().count
         }
-        if let android = message["android"] {
-            guard case .object(let android) = android else {
-                return (token, .failure(.invalid("Invalid value at 'message.android'", field: "message.android")))
-            }
-            if let priority = android["priority"] {
-                guard let priority = priority.stringValue, ["NORMAL", "HIGH", "normal", "high"].contains(priority) else {
-                    return (
-                        token,
-                        .failure(
-                            .invalid(
-                                "Invalid value at 'message.android.priority' (type.googleapis.com/google.firebase.fcm.v1.AndroidMessagePriority)",
-                                field: "message.android.priority"))
-                    )
-                }
-            }
-            if let ttl = android["ttl"] {
-                guard let ttl = ttl.stringValue, Self.isDuration(ttl) else {
-                    return (
-                        token,
-                        .failure(
-                            .invalid("Invalid value at 'message.android.ttl' (type.googleapis.com/google.protobuf.Duration)", field: "message.android.ttl"))
-                    )
-                }
-            }
+        if let android = message["android"], let rejection = FCMAndroidConfig.rejection(of: android) {
+            return (token, .failure(rejection))
         }
         guard size <= maxPayloadBytes else {
             return (token, .failure(.invalid("Android message is too big", errorCode: "INVALID_ARGUMENT")))
@@ -218,15 +198,5 @@ public final class FCMStandIn: Sendable {
                     || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
                     || byte == UInt8(ascii: ":")
             }
-    }
-
-    /// A protobuf `Duration` in JSON: seconds with up to nine fractional digits, then `s`.
-    static func isDuration(_ text: String) -> Bool {
-        guard text.hasSuffix("s") else { return false }
-        let number = text.dropLast()
-        let parts = number.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), !parts[0].isEmpty, parts[0].allSatisfy(\.isASCII), parts[0].allSatisfy(\.isNumber) else { return false }
-        if parts.count == 2 { return (1...9).contains(parts[1].count) && parts[1].allSatisfy { $0.isASCII && $0.isNumber } }
-        return true
     }
 }

@@ -1,6 +1,6 @@
 import HeraldPostgres
 
-/// The per-user backlog (migration 7): deliveries that wait behind their user's earlier push,
+/// The per-user backlog (migration 8): deliveries that wait behind their user's earlier push,
 /// kept in PostgreSQL so that their messages can be acknowledged and a busy user holds back
 /// nobody else. One worker at a time queues and sends them (``BacklogLock``); a terminal
 /// ``DeliveryRecord`` with a ``DeliveryRecord/backlogPlace`` removes its row when it is

@@ -13,6 +13,7 @@ enum StoreMigrations {
         Migration(version: 5, name: "shared payloads", sql: String(decoding: PackageResources._005_shared_payloads_sql, as: UTF8.self)),
         Migration(
             version: 6, name: "device positions fillfactor", sql: String(decoding: PackageResources._006_device_positions_fillfactor_sql, as: UTF8.self)),
-        Migration(version: 7, name: "backlog", sql: String(decoding: PackageResources._007_backlog_sql, as: UTF8.self)),
+        Migration(version: 7, name: "event android channel", sql: String(decoding: PackageResources._007_event_android_channel_sql, as: UTF8.self)),
+        Migration(version: 8, name: "backlog", sql: String(decoding: PackageResources._008_backlog_sql, as: UTF8.self)),
     ]
 }

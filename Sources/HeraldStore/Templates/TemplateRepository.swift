@@ -61,16 +61,16 @@ public struct TemplateRepository: Sendable {
                 try await transaction.execute("DELETE FROM event_metadata")
                 try await transaction.execute(
                     """
-                    INSERT INTO event_metadata (event_id, tag, category, target_screen, priority, sound, is_private, is_silent, ttl_seconds)
+                    INSERT INTO event_metadata (event_id, tag, category, target_screen, priority, sound, is_private, is_silent, ttl_seconds, android_channel)
                     SELECT x.event_id, x.tag, x.category, x.target_screen, x.priority, x.sound,
-                           x.is_private::boolean, x.is_silent::boolean, x.ttl::integer
-                    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-                        AS x(event_id, tag, category, target_screen, priority, sound, is_private, is_silent, ttl)
+                           x.is_private::boolean, x.is_silent::boolean, x.ttl::integer, x.android_channel
+                    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+                        AS x(event_id, tag, category, target_screen, priority, sound, is_private, is_silent, ttl, android_channel)
                     """,
                     [
                         events.map(\.eventId), events.map(\.tag), events.map(\.category), events.map { $0.targetScreen?.rawValue },
                         events.map(\.priority.rawValue), events.map(\.sound), events.map { String($0.isPrivate) },
-                        events.map { String($0.isSilent) }, events.map { $0.timeToLiveSeconds.map(String.init) },
+                        events.map { String($0.isSilent) }, events.map { $0.timeToLiveSeconds.map(String.init) }, events.map(\.androidChannel),
                     ]
                 )
                 try await transaction.execute(
@@ -91,7 +91,7 @@ public struct TemplateRepository: Sendable {
             let rows = try await client.query(
                 """
                 SELECT t.event_id, t.culture, t.platform, t.title, t.body, m.tag, m.category, m.target_screen, m.priority,
-                       m.sound, m.is_private, m.is_silent, m.ttl_seconds
+                       m.sound, m.is_private, m.is_silent, m.ttl_seconds, m.android_channel
                 FROM templates t JOIN event_metadata m ON m.event_id = t.event_id
                 ORDER BY t.event_id, t.culture, t.platform
                 """
@@ -116,6 +116,7 @@ public struct TemplateRepository: Sendable {
                         targetScreen: try row.decode(String?.self, column: "target_screen").map(TargetScreen.init(rawValue:)),
                         priority: priority,
                         sound: try row.decode(String?.self, column: "sound"),
+                        androidChannel: try row.decode(String?.self, column: "android_channel"),
                         isPrivate: try row.decode(Bool.self, column: "is_private"),
                         isSilent: try row.decode(Bool.self, column: "is_silent"),
                         timeToLiveSeconds: try row.decode(Int?.self, column: "ttl_seconds")

@@ -6,7 +6,8 @@ import HeraldCore
 /// Decodes event files exactly as the worker would, renders them with the templates of a
 /// directory, and prints the payload a device of the given culture and platform would get.
 /// Reads the configuration like every command (`--config`, `HERALD_*`): the default culture
-/// (`templates.default_culture`) and the payload profile (`worker.payload_profile`).
+/// (`templates.default_culture`) and the payload shapes (`worker.payload_profile`,
+/// `worker.legacy_extras`), so that it prints what the worker would send.
 struct PreviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "preview",
@@ -56,7 +57,7 @@ struct PreviewCommand: ParsableCommand {
         var settings = try global.settings()
         settings.set(.templatesDefaultCulture, flag: defaultCulture)
         settings.set(.workerPayloadProfile, flag: profile)
-        let profile = try settings.choice(.workerPayloadProfile, default: PayloadProfile.legacy)
+        let builder = try RuntimeSettings.payloadBuilder(settings)
         let catalog: TemplateCatalog
         do {
             catalog = try TemplateFolder.catalog(templates, settings: settings)
@@ -70,7 +71,7 @@ struct PreviewCommand: ParsableCommand {
         for (index, path) in eventFiles.enumerated() {
             if index > 0 { print("") }
             do {
-                try preview(path, catalog: catalog, platform: platform, profile: profile)
+                try preview(path, catalog: catalog, platform: platform, builder: builder)
             } catch {
                 failures += 1
                 printError("error: \(path): \(error)")
@@ -79,7 +80,7 @@ struct PreviewCommand: ParsableCommand {
         if failures > 0 { throw ExitCode.failure }
     }
 
-    private func preview(_ path: String, catalog: TemplateCatalog, platform: Platform, profile: PayloadProfile) throws {
+    private func preview(_ path: String, catalog: TemplateCatalog, platform: Platform, builder: PayloadBuilder) throws {
         let bytes = try readFile(path)
         print("== \(path)")
         let decoded = try EventDecoder().decode(bytes)
@@ -97,12 +98,13 @@ struct PreviewCommand: ParsableCommand {
         let culture = self.culture ?? event.filterValues(.cultureId).first ?? catalog.defaultCulture
         let userId = user ?? (event.isBroadcast ? "0" : event.userIds.first ?? "0")
         let rendered = try catalog.render(event, culture: culture, platform: platform)
-        print("device:        \(platform), culture \(culture) (template \(rendered.culture)), user \(userId), profile \(profile)")
+        let exact = builder.profile == .legacy && !builder.legacyExtras ? " (seed 000's exact bytes: worker.legacy_extras false)" : ""
+        print("device:        \(platform), culture \(culture) (template \(rendered.culture)), user \(userId), profile \(builder.profile)\(exact)")
         print("title:         \(rendered.title.isEmpty ? "(none)" : rendered.title)")
         print("body:          \(rendered.body)")
 
         let deliveryKey = DeliveryKey(messageKey: DeliveryKey.messageKey(forBody: bytes), deviceId: "preview-device", userId: userId)
-        let payload = try PayloadBuilder(profile: profile).build(
+        let payload = try builder.build(
             rendered, event: event, target: PushTarget(platform: platform, token: token, userId: userId),
             deliveryKey: deliveryKey, now: Date()
         )

@@ -86,6 +86,16 @@ enum RuntimeSettings {
         try settings.int(.workerPartitions, default: 0, range: 0...PartitionLayout.maximumCount)
     }
 
+    /// The worker's payload shapes: `worker.payload_profile`, `worker.legacy_badge`,
+    /// `worker.legacy_extras` (also what `herald preview` shows).
+    static func payloadBuilder(_ settings: Settings) throws -> PayloadBuilder {
+        PayloadBuilder(
+            profile: try settings.choice(.workerPayloadProfile, default: PayloadProfile.legacy),
+            legacyBadge: try settings.bool(.workerLegacyBadge, default: false),
+            legacyExtras: try settings.bool(.workerLegacyExtras, default: true)
+        )
+    }
+
     static func worker(_ settings: Settings) throws -> WorkerConfiguration {
         var configuration = WorkerConfiguration(amqp: try amqp(settings, connectionName: "herald worker"), topology: try topology(settings))
         configuration.prefetch = UInt16(try settings.int(.amqpPrefetch, default: 300, range: 1...65_535))
@@ -93,10 +103,7 @@ enum RuntimeSettings {
         configuration.shutdownTimeout = try settings.duration(.workerShutdownTimeout, default: .seconds(30))
         configuration.retryPolicy.maxAttempts = try settings.int(.workerMaxAttempts, default: 8, range: 1...1_000)
         configuration.retryPolicy.maxDelay = try settings.duration(.workerMaxRetryDelay, default: .seconds(300))
-        configuration.payloadBuilder = PayloadBuilder(
-            profile: try settings.choice(.workerPayloadProfile, default: PayloadProfile.legacy),
-            legacyBadge: try settings.bool(.workerLegacyBadge, default: false)
-        )
+        configuration.payloadBuilder = try payloadBuilder(settings)
         configuration.broadcastAudienceTTL = try settings.duration(.workerBroadcastCache, default: .seconds(2))
         configuration.partitions = try partitions(settings)
         configuration.backlog = try settings.bool(.workerBacklog, default: true)

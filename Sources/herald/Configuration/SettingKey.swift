@@ -53,6 +53,11 @@ extension SettingKey {
     static let workerLegacyBadge = SettingKey(
         "worker", "legacy_badge",
         help: "Legacy payloads carry the unread count too (aps.badge, FCM data.badge); the modern profile always does (default false).")
+    static let workerLegacyExtras = SettingKey(
+        "worker", "legacy_extras",
+        help:
+            "Legacy payloads add aps.sound, the target screen (aps.acme_screen, FCM data.screen) and the Android channel (FCM data.channel); false sends seed 000's exact bytes (default true)."
+    )
     static let workerPartitions = SettingKey(
         "worker", "partitions",
         help:
@@ -153,7 +158,7 @@ extension SettingKey {
         .databaseURL, .databasePoolSize,
         .workerThreads, .workerSender, .workerLogSenderFile, .workerShutdownTimeout, .workerDedupeRetention,
         .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache, .workerMetricsListen, .workerPartitions,
-        .workerLegacyBadge, .workerCircuitFailures, .workerCircuitOpen, .workerCircuitMaxOpen, .workerCircuitSlow,
+        .workerLegacyBadge, .workerLegacyExtras, .workerCircuitFailures, .workerCircuitOpen, .workerCircuitMaxOpen, .workerCircuitSlow,
         .workerBacklog, .workerBacklogAfter, .workerBacklogWindow,
         .templatesDefaultCulture,
         .apnsKeyPath, .apnsKeyID, .apnsTeamID, .apnsTopic, .apnsEnvironment, .apnsURL, .apnsCertPath,

@@ -1,5 +1,5 @@
--- Herald schema, version 7: the per-user backlog (docs/architecture.md, "The backlog"). Applied
--- once, in one transaction, after 0006; never edit it after it has shipped.
+-- Herald schema, version 8: the per-user backlog (docs/architecture.md, "The backlog"). Applied
+-- once, in one transaction, after 0007; never edit it after it has shipped.
 --
 -- A delivery that must wait behind its user's earlier one (same user, same platform) is queued
 -- here, durably, and its message is acknowledged: a busy user's pushes wait in the database, not
