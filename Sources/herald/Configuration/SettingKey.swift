@@ -41,7 +41,9 @@ extension SettingKey {
     // MARK: worker
     static let workerThreads = SettingKey(
         "worker", "threads", help: "Lanes (the seed's number of threads): users whose notifications are in flight at once (default 64).")
-    static let workerSender = SettingKey("worker", "sender", help: "Where payloads go: log, null, or providers (APNs and FCM) (default log).")
+    static let workerSender = SettingKey("worker", "sender", help:
+            "Where payloads go: providers (APNs and FCM), log or null. No default: herald worker, serve and drain refuse to start without it; herald api resends through log when unset."
+    )
     static let workerLogSenderFile = SettingKey("worker", "log_sender_file", help: "File the log sender appends to (default standard output).")
     static let workerShutdownTimeout = SettingKey(
         "worker", "shutdown_timeout", help: "Longest graceful shutdown before in-flight work is requeued (default 30s).")
