@@ -43,6 +43,7 @@ struct OperatorCommandTests {
             #expect(devices.stderr.contains("devices.csv:4: platform 'windows' is not ios or android"))
             #expect(devices.stderr.contains("devices.csv:5: user_id is missing"))
             #expect(devices.stdout.contains("Imported 3 subscriptions from 3 rows; 2 bad rows."))
+            #expect(devices.stdout.contains("Bad rows at lines 4, 5."), "\(devices.stdout)")
 
             let list = try HeraldCLI.run(["devices", "list", "--user", "u1"], environment: environment)
             #expect(list.status == 0)
@@ -51,6 +52,29 @@ struct OperatorCommandTests {
             #expect(!list.stdout.contains(String(repeating: "ab", count: 32)), "tokens are shortened")
             #expect(list.stdout.contains("2 device(s)"))
             #expect(try HeraldCLI.run(["devices", "list"], environment: environment).stdout.contains("d,5"))
+        }
+    }
+
+    /// A file larger than one chunk is streamed and written chunk by chunk; every row arrives.
+    @Test func devicesImportStreamsAFileOfManyChunks() async throws {
+        try await TestDatabase.with { _, database in
+            let environment = ["HERALD_DATABASE_URL": database.url, "HERALD_LOG_LEVEL": "error"]
+            #expect(try HeraldCLI.run(["migrate"], environment: environment).status == 0)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cli-stream-\(UUID().uuidString).jsonl")
+            defer { try? FileManager.default.removeItem(at: file) }
+            let rows = DevicesCommand.Import.chunkRows * 2 + 123
+            var text = ""
+            for index in 0..<rows {
+                text += #"{"device_id":"s\#(index)","platform":"android","token":"t\#(index)","user_id":"u\#(index % 100)","culture":"ru-RU"}"# + "\n"
+                if index == 7_000 { text += "{broken\n" }
+            }
+            try Data(text.utf8).write(to: file)
+            let result = try HeraldCLI.run(["devices", "import", file.path], environment: environment)
+            #expect(result.status == 1, "one bad row")
+            #expect(result.stdout.contains("Imported \(rows) subscriptions from \(rows) rows; 1 bad rows."), "\(result.stdout)")
+            #expect(result.stdout.contains("Bad rows at lines 7002."), "\(result.stdout)")
+            let list = try HeraldCLI.run(["devices", "list", "--user", "u7", "--limit", "1000"], environment: environment)
+            #expect(list.stdout.contains("\(rows / 100 + (rows % 100 > 7 ? 1 : 0)) device(s)"), "\(list.stdout)")
         }
     }
 

@@ -12,8 +12,17 @@ import Testing
     static let logger = Logger(label: "test")
 
     @Test func logAndNullSenders() throws {
-        let log = try SenderSettings.makeSender(settings: Settings(file: [:], environment: [:]), logger: Self.logger)
+        let log = try SenderSettings.makeSender(settings: Settings(file: [.workerSender: "log"], environment: [:]), logger: Self.logger)
         #expect(log is LogSender)
+        let unset = #expect(throws: ConfigurationError.self) {
+            try SenderSettings.makeSender(settings: Settings(file: [:], environment: ["HERALD_WORKER_SENDER": ""]), logger: Self.logger)
+        }
+        #expect(unset?.key == "worker.sender" && unset?.code == .missing)
+        for name in ["--sender", "HERALD_WORKER_SENDER", "providers", "log", "null"] {
+            #expect(unset?.description.contains(name) == true, "\(String(describing: unset)) lacks \(name)")
+        }
+        // herald api's resend route takes the log sender when the key is unset.
+        #expect(try SenderSettings.makeSender(settings: Settings(file: [:], environment: [:]), logger: Self.logger, unset: .log) is LogSender)
         let null = try SenderSettings.makeSender(settings: Settings(file: [.workerSender: "null"], environment: [:]), logger: Self.logger)
         #expect(null is NullSender)
         let bad = #expect(throws: ConfigurationError.self) {

@@ -39,11 +39,13 @@ import Testing
     }
 
     @Test func missingRequiredKeyExplainsAllThreeWays() {
-        let settings = Settings(file: [:], environment: [:])
+        var settings = Settings(file: [:], environment: [:])
+        settings.set(.databaseURL, flag: nil)  // the command has --database-url
         let error = #expect(throws: ConfigurationError.self) { try settings.require(.databaseURL) }
         #expect(error?.code == .missing)
         #expect(error?.description.contains("HERALD_DATABASE_URL") == true)
-        #expect(error?.description.contains("--url") == true)
+        #expect(error?.description.contains("--database-url") == true)
+        #expect(error?.description.contains("`database.url` in the configuration file") == true)
     }
 
     @Test(arguments: [

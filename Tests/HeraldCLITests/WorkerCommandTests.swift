@@ -45,6 +45,32 @@ struct WorkerCommandTests {
         #expect(fcm.stderr.contains(truncated) && fcm.stderr.contains("fcm.service_account_path") && fcm.stderr.contains("not valid JSON"), "\(fcm.stderr)")
     }
 
+    /// No silent default: a worker (or serve, or drain) without a sender would log every push as
+    /// sent and acknowledge it.
+    @Test(arguments: ["worker", "serve", "drain"]) func refusesToStartWithoutASender(command: String) throws {
+        var environment = Self.unreachable
+        environment["HERALD_WORKER_SENDER"] = ""
+        environment["HERALD_CONFIG"] = ""
+        environment["HERALD_API_JWT_SECRET"] = String(repeating: "s", count: 32)
+        let result = try HeraldCLI.run([command], environment: environment, timeout: .seconds(30))
+        #expect(result.status == 78, "\(result.stderr)")
+        for name in ["herald \(command): ", "worker.sender", "HERALD_WORKER_SENDER", "--sender"] {
+            #expect(result.stderr.contains(name), "\(result.stderr) lacks \(name)")
+        }
+    }
+
+    /// The log sender says at start that nothing reaches a device.
+    @Test func theLogSenderAnnouncesItself() throws {
+        var environment = Self.unreachable
+        environment["HERALD_WORKER_SENDER"] = "log"
+        environment["HERALD_CONFIG"] = ""
+        environment["HERALD_LOG_LEVEL"] = "warning"
+        let result = try HeraldCLI.run(["worker"], environment: environment, timeout: .seconds(30))
+        #expect(result.status == 1, "the database is unreachable: \(result.stderr)")
+        let output = result.stdout + result.stderr
+        #expect(output.contains("warning") && output.contains("The log sender is on") && output.contains("reach no device"), "\(output)")
+    }
+
     @Test func theWorkerNamesAMissingBrokerURL() throws {
         let result = try HeraldCLI.run(
             ["worker"], environment: ["HERALD_AMQP_URL": "", "HERALD_DATABASE_URL": "postgres://x@127.0.0.1:1/x", "HERALD_CONFIG": ""], timeout: .seconds(30))

@@ -74,7 +74,8 @@ struct PostgresConfigurationTests {
         "postgres://user@host/db?frobnicate=1",
         "postgres://user@host/db?pool_size=0",
         "postgres://user@host/db?novalue",
-        "postgres://user@h1,h2/db",
+        "postgres://user@h1,,h2/db",
+        "postgres://user@host/db?target_session_attrs=sometimes&frob=1",
         "postgres://user@[::1/db",
         "postgres://user@host/a/b",
         "postgres://user@host/db#fragment",
@@ -84,6 +85,32 @@ struct PostgresConfigurationTests {
     func rejectsBadURLs(url: String) {
         let error = #expect(throws: PostgresError.self) { try PostgresConfiguration(url: url) }
         #expect(error?.code == .invalidConfiguration)
+    }
+
+    /// Several hosts and any libpq keyword go to libpq as they are.
+    @Test func passesSeveralHostsAndLibpqKeywordsThrough() throws {
+        let cluster = try PostgresConfiguration(
+            url: "postgresql://app:pw@h1:5432,[::1]:5433,h3/herald?target_session_attrs=read-write&gssencmode=disable&pool_size=3")
+        #expect(cluster.host == "h1,::1,h3")
+        #expect(cluster.poolSize == 3 && cluster.parameters["pool_size"] == nil)
+        let parameters = Dictionary(cluster.connectionParameters(), uniquingKeysWith: { _, last in last })
+        #expect(parameters["host"] == "h1,::1,h3")
+        #expect(parameters["port"] == "5432,5433,")
+        #expect(parameters["target_session_attrs"] == "read-write" && parameters["gssencmode"] == "disable")
+        #expect(cluster.connectionParameters().filter { $0.0 == "port" }.count == 1, "one port keyword")
+        #expect(cluster.description.contains("h1,[::1],h3") && cluster.description.contains("target_session_attrs=read-write"))
+
+        let query = try PostgresConfiguration(url: "postgres://app@/herald?host=h1,h2&port=5432,6432&options=-c%20work_mem%3D8MB")
+        let queried = Dictionary(query.connectionParameters(), uniquingKeysWith: { _, last in last })
+        #expect(queried["host"] == "h1,h2" && queried["port"] == "5432,6432")
+        #expect(queried["options"]?.hasPrefix("-c work_mem=8MB -c TimeZone=UTC") == true)
+    }
+
+    @Test func libpqsOwnCheckNamesAnUnknownKeywordWithoutThePassword() {
+        let error = #expect(throws: PostgresError.self) { try PostgresConfiguration(url: "postgres://u:hunter2@host/db?frobnicate=1") }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.description.contains("frobnicate") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("hunter2") == false)
     }
 
     @Test func badURLErrorDoesNotLeakThePassword() {

@@ -1,8 +1,10 @@
 import Foundation
 
 extension AMQPConfiguration {
-    /// Parses an AMQP URL: `amqp[s]://[user[:password]@]host[:port][/vhost][?query]`.
+    /// Parses an AMQP URL: `amqp[s]://[user[:password]@]host[:port][,host[:port]…][/vhost][?query]`.
     ///
+    /// - Several hosts, comma separated, are the nodes of a cluster: connections try them in turn
+    ///   (``nodes``), each with its own port or the scheme's default.
     /// - User, password, host and vhost are percent-decoded (`%2F` is `/`, so `/%2F` and a missing
     ///   or empty path both mean the default vhost `/`). A vhost path with an unescaped `/` inside
     ///   is rejected. Without user info, `guest`/`guest` is used; without a host, `localhost`.
@@ -60,6 +62,32 @@ extension AMQPConfiguration {
             }
         }
 
+        let entries = hostPort.split(separator: ",", omittingEmptySubsequences: false)
+        let defaultPort = port
+        for (index, entry) in entries.enumerated() {
+            if entries.count > 1, entry.isEmpty { throw invalid("an empty host in the node list") }
+            let (nodeHost, nodePort) = try Self.node(entry, defaultPort: defaultPort, invalid)
+            if index == 0 {
+                host = nodeHost
+                port = nodePort
+            } else {
+                otherNodes.append(AMQPNode(host: nodeHost, port: nodePort))
+            }
+        }
+
+        // Path: the vhost, one segment.
+        let vhostPath = path.dropFirst()
+        if vhostPath.contains("/") {
+            throw invalid("the vhost must be one path segment (escape '/' as %2F)")
+        }
+        let decodedVhost = try Self.percentDecode(vhostPath, part: "vhost", invalid)
+        virtualHost = decodedVhost.isEmpty ? "/" : decodedVhost
+
+        try applyQuery(query, invalid)
+    }
+
+    /// One `host[:port]` of the authority (`[v6]:port` for IPv6).
+    private static func node(_ hostPort: Substring, defaultPort: Int, _ invalid: (String) -> AMQPError) throws(AMQPError) -> (String, Int) {
         var hostText: Substring
         var portText: Substring?
         if hostPort.hasPrefix("[") {
@@ -82,27 +110,15 @@ extension AMQPConfiguration {
             }
         }
         let decodedHost = try Self.percentDecode(hostText, part: "host", invalid)
-        host = decodedHost.isEmpty ? "localhost" : decodedHost
-        if let portText, !portText.isEmpty {
-            guard portText.allSatisfy(\.isASCII), let value = Int(portText), (1...65_535).contains(value) else {
-                // Not echoed: with an unescaped '/' in the password, what is read as the port
-                // is the start of the password (`amqp://user:pa/ss@host`).
-                throw invalid("the port is not a number in 1…65535 (escape '/', '?' and '#' in the password as %2F, %3F, %23)")
-            }
-            port = value
-        } else if portText != nil {
-            throw invalid("empty port")
+        let host = decodedHost.isEmpty ? "localhost" : decodedHost
+        guard let portText else { return (host, defaultPort) }
+        guard !portText.isEmpty else { throw invalid("empty port") }
+        guard portText.allSatisfy(\.isASCII), let value = Int(portText), (1...65_535).contains(value) else {
+            // Not echoed: with an unescaped '/' in the password, what is read as the port
+            // is the start of the password (`amqp://user:pa/ss@host`).
+            throw invalid("the port is not a number in 1…65535 (escape '/', '?' and '#' in the password as %2F, %3F, %23)")
         }
-
-        // Path: the vhost, one segment.
-        let vhostPath = path.dropFirst()
-        if vhostPath.contains("/") {
-            throw invalid("the vhost must be one path segment (escape '/' as %2F)")
-        }
-        let decodedVhost = try Self.percentDecode(vhostPath, part: "vhost", invalid)
-        virtualHost = decodedVhost.isEmpty ? "/" : decodedVhost
-
-        try applyQuery(query, invalid)
+        return (host, value)
     }
 
     private mutating func applyQuery(_ query: Substring, _ invalid: (String) -> AMQPError) throws(AMQPError) {

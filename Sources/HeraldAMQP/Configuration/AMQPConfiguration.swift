@@ -8,10 +8,14 @@ import Foundation
 ///
 /// `description` hides the password; print it freely.
 public struct AMQPConfiguration: Sendable, Hashable, CustomStringConvertible {
-    /// Broker host name or address.
+    /// Broker host name or address (the first node of a cluster).
     public var host: String
     /// Broker port; 5672 for `amqp`, 5671 for `amqps` by default.
     public var port: Int
+    /// The cluster's other nodes, tried in turn after ``host``:``port`` when a connection is
+    /// opened (so on every reconnect too): a RabbitMQ cluster without a load balancer in front.
+    /// Same user, password, vhost and TLS settings for each.
+    public var otherNodes: [AMQPNode] = []
     /// User name for SASL PLAIN.
     public var user: String
     /// Password for SASL PLAIN. Never printed.
@@ -75,11 +79,14 @@ public struct AMQPConfiguration: Sendable, Hashable, CustomStringConvertible {
         self.closeTimeout = closeTimeout
     }
 
+    /// Every node, in the order connections try them: ``host``:``port``, then ``otherNodes``.
+    public var nodes: [AMQPNode] { [AMQPNode(host: host, port: port)] + otherNodes }
+
     /// The URL without its password, for logs: `amqp://guest@127.0.0.1:5672/%2F`.
     public var redactedURL: String {
         let scheme = tls == nil ? "amqp" : "amqps"
-        let hostPart = host.contains(":") ? "[\(host)]" : host
-        return "\(scheme)://\(Self.percentEncode(user))@\(hostPart):\(port)/\(Self.percentEncode(virtualHost))"
+        let hosts = nodes.map(\.description).joined(separator: ",")
+        return "\(scheme)://\(Self.percentEncode(user))@\(hosts)/\(Self.percentEncode(virtualHost))"
     }
 
     public var description: String {

@@ -71,9 +71,8 @@ final class ConnectionDriver {
             let thread = Thread {
                 let driver = ConnectionDriver(core: core)
                 do throws(AMQPError) {
-                    try driver.open()
+                    try driver.openFirstReachable()
                 } catch {
-                    driver.destroyConnection()
                     core.markClosed(error)
                     continuation.resume(returning: error)
                     return
@@ -91,8 +90,32 @@ final class ConnectionDriver {
 
     // MARK: Opening
 
-    private func open() throws(AMQPError) {
-        let subject = "\(configuration.host):\(configuration.port)"
+    /// Opens the connection on the first node (``AMQPConfiguration/nodes``, in order) that
+    /// accepts it and the login; a node that fails is logged and the next one tried. Throws the
+    /// last node's error, which then names every node tried; the connection is destroyed.
+    private func openFirstReachable() throws(AMQPError) {
+        let nodes = configuration.nodes
+        var tried: [String] = []
+        for (index, node) in nodes.enumerated() {
+            do throws(AMQPError) {
+                try open(node)
+                if index > 0 { logger.notice("AMQP connection open on another node", metadata: ["amqp.node": "\(node)"]) }
+                return
+            } catch {
+                destroyConnection()
+                tried.append("\(node)")
+                guard index < nodes.count - 1 else {
+                    var last = error
+                    if tried.count > 1 { last.message += " (tried every node: \(tried.joined(separator: ", ")))" }
+                    throw last
+                }
+                logger.warning("AMQP node unreachable; trying the next", metadata: ["amqp.node": "\(node)", "amqp.error": "\(error)"])
+            }
+        }
+    }
+
+    private func open(_ node: AMQPNode) throws(AMQPError) {
+        let subject = "\(node)"
         guard let connection = amqp_new_connection() else {
             throw AMQPError(code: .connectionFailed, call: "amqp_new_connection", message: "out of memory")
         }
@@ -125,7 +148,7 @@ final class ConnectionDriver {
         }
 
         var connectTimeout = Self.timeval(configuration.connectTimeout)
-        let opened = amqp_socket_open_noblock(socket, configuration.host, Int32(configuration.port), &connectTimeout)
+        let opened = amqp_socket_open_noblock(socket, node.host, Int32(node.port), &connectTimeout)
         if opened < 0 {
             var error = RabbitCall.statusError(opened, call: "amqp_socket_open_noblock", subject: subject)
             if error.code == .connectionLost { error.code = .connectionFailed }

@@ -5,10 +5,14 @@ extension PostgresConfiguration {
     ///
     /// Every part is percent-decoded. IPv6 hosts go in brackets (`[::1]`); a Unix-socket
     /// directory can be given as `host=/path` in the query or percent-encoded in the host.
-    /// Query keys: `sslmode`, `application_name`, `connect_timeout` (seconds), `sslrootcert`,
-    /// `sslcert`, `sslkey`, `host`, `port`, `user`, `password`, `dbname`, and Herald's own
-    /// `pool_size` and `statement_timeout` (milliseconds). Any other key is rejected so that a
-    /// typo does not pass silently. Several hosts (`h1,h2`) are not supported.
+    /// Several hosts, tried in turn by libpq, go in the authority (`h1:5432,h2:5433`) or the
+    /// query (`host=h1,h2&port=5432,5433`). Query keys Herald reads: `sslmode`,
+    /// `application_name`, `connect_timeout` (seconds), `sslrootcert`, `sslcert`, `sslkey`,
+    /// `host`, `port`, `user`, `password`, `dbname`, and its own `pool_size` and
+    /// `statement_timeout` (milliseconds). Every other libpq keyword (`target_session_attrs`,
+    /// `gssencmode`, `keepalives_idle`, …; what the installed libpq knows) goes to libpq unchanged (``parameters``).
+    /// The URL, less Herald's own keys, is checked with libpq's `PQconninfoParse`, so that a
+    /// keyword libpq does not know is refused at start-up rather than at the first connection.
     ///
     /// - Throws: ``PostgresError`` with code ``PostgresError/Code/invalidConfiguration``; its
     ///   message never contains the password.
@@ -46,8 +50,11 @@ extension PostgresConfiguration {
 
         self.init(host: nil)
 
+        var libpqQuery: [String] = []
+        var rawPassword: String?
         if let userPart {
             if let colon = userPart.firstIndex(of: ":") {
+                rawPassword = String(userPart[userPart.index(after: colon)...])
                 user = try Self.decodeComponent(userPart[..<colon], what: "user name")
                 password = try Self.decodeComponent(userPart[userPart.index(after: colon)...], what: "password")
             } else {
@@ -56,24 +63,25 @@ extension PostgresConfiguration {
             if user?.isEmpty == true { user = nil }
         }
 
-        var portText: Substring?
-        if hostPart.hasPrefix("[") {
-            guard let close = hostPart.firstIndex(of: "]") else { throw fail("unterminated [ in the host") }
-            host = String(hostPart[hostPart.index(after: hostPart.startIndex)..<close])
-            let after = hostPart[hostPart.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw fail("unexpected text after ]") }
-                portText = after.dropFirst()
-            }
-        } else {
-            if let colon = hostPart.lastIndex(of: ":") {
-                portText = hostPart[hostPart.index(after: colon)...]
-                hostPart = hostPart[..<colon]
-            }
-            if !hostPart.isEmpty { host = try Self.decodeComponent(hostPart, what: "host") }
+        // `h1:5432,[::1]:5433,h3`: libpq tries the hosts in turn (one port list, "" = default).
+        var hosts: [String] = []
+        var ports: [Int?] = []
+        for entry in Self.splitHosts(hostPart) {
+            let (name, portText) = try Self.splitHostPort(entry, fail: fail)
+            hosts.append(try Self.decodeComponent(name, what: "host"))
+            if let portText { ports.append(try Self.parsePort(portText, fail: fail)) } else { ports.append(nil) }
         }
-        if let host, host.contains(",") { throw fail("several hosts are not supported") }
-        if let portText { port = try Self.parsePort(portText, fail: fail) }
+        if hosts.count == 1 {
+            if !hosts[0].isEmpty { host = hosts[0] }
+            if let first = ports[0] { port = first }
+        } else if hosts.count > 1 {
+            guard !hosts.contains(where: \.isEmpty) else { throw fail("an empty host in the host list") }
+            host = hosts.joined(separator: ",")
+            if ports.contains(where: { $0 != nil }) {
+                port = ports.compactMap { $0 }.first ?? port
+                parameters["port"] = ports.map { $0.map(String.init) ?? "" }.joined(separator: ",")
+            }
+        }
 
         if let pathPart {
             if pathPart.contains("/") { throw fail("the database name must not contain /") }
@@ -104,15 +112,56 @@ extension PostgresConfiguration {
                 case "sslcert": sslCertificatePath = value
                 case "sslkey": sslKeyPath = value
                 case "host": host = value
-                case "port": port = try Self.parsePort(Substring(value), fail: fail)
+                case "port" where !value.contains(","):
+                    port = try Self.parsePort(Substring(value), fail: fail)
+                    parameters["port"] = nil
                 case "user": user = value
                 case "password": password = value
                 case "dbname": database = value
-                default: throw fail("unsupported query parameter \"\(key)\"")
+                default: parameters[key] = value
                 }
+                if key != "pool_size" && key != "statement_timeout" { libpqQuery.append(String(pair)) }
             }
         }
         try validate()
+        // libpq reads what Herald passes on: the URL without Herald's own keys.
+        var libpqURL = String(url[..<(url.firstIndex(of: "?") ?? url.endIndex)])
+        if !libpqQuery.isEmpty { libpqURL += "?" + libpqQuery.joined(separator: "&") }
+        try ConninfoCheck.check(libpqURL, secrets: [password, rawPassword].compactMap { $0 })
+    }
+
+    /// The comma-separated entries of the authority's host part; a comma inside `[…]` is part
+    /// of an IPv6 address.
+    private static func splitHosts(_ text: Substring) -> [Substring] {
+        var entries: [Substring] = []
+        var start = text.startIndex
+        var bracketed = false
+        for index in text.indices {
+            switch text[index] {
+            case "[": bracketed = true
+            case "]": bracketed = false
+            case "," where !bracketed:
+                entries.append(text[start..<index])
+                start = text.index(after: index)
+            default: break
+            }
+        }
+        entries.append(text[start...])
+        return entries
+    }
+
+    /// `host`, `host:port`, `[v6]` or `[v6]:port`.
+    private static func splitHostPort(_ entry: Substring, fail: (String) -> PostgresError) throws(PostgresError) -> (Substring, Substring?) {
+        if entry.hasPrefix("[") {
+            guard let close = entry.firstIndex(of: "]") else { throw fail("unterminated [ in the host") }
+            let name = entry[entry.index(after: entry.startIndex)..<close]
+            let after = entry[entry.index(after: close)...]
+            if after.isEmpty { return (name, nil) }
+            guard after.hasPrefix(":") else { throw fail("unexpected text after ]") }
+            return (name, after.dropFirst())
+        }
+        guard let colon = entry.lastIndex(of: ":") else { return (entry, nil) }
+        return (entry[..<colon], entry[entry.index(after: colon)...])
     }
 
     private static func parsePort(_ text: Substring, fail: (String) -> PostgresError) throws(PostgresError) -> Int {

@@ -11,9 +11,11 @@ import Foundation
 /// settings HeraldPostgres relies on for decoding: `client_encoding=UTF8`, `TimeZone=UTC`,
 /// `DateStyle=ISO`, `bytea_output=hex`, `extra_float_digits=1`.
 public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible {
-    /// Host name, IP address, or a Unix-socket directory (starting with `/`). `nil` lets libpq
-    /// pick its default (the local Unix socket).
+    /// Host name, IP address, or a Unix-socket directory (starting with `/`); several, comma
+    /// separated, are tried in turn by libpq. `nil` lets libpq pick its default (the local Unix
+    /// socket).
     public var host: String?
+    /// The port of every host; a per-host list is `parameters["port"]`.
     public var port: Int
     /// `nil` lets libpq use the operating-system user name.
     public var user: String?
@@ -42,6 +44,10 @@ public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible
     public var reconnectMaxDelay: Duration
     /// Prepared statements kept per connection; the oldest is deallocated beyond this.
     public var preparedStatementCacheSize: Int
+    /// Any other libpq connection keyword, passed unchanged (`target_session_attrs`,
+    /// `gssencmode`, a per-host `port` list…). A keyword here wins over the field that
+    /// sets it; `options` is added before Herald's own session settings.
+    public var parameters: [String: String]
 
     public init(
         host: String? = "127.0.0.1",
@@ -64,6 +70,7 @@ public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible
         self.reconnectInitialDelay = .milliseconds(100)
         self.reconnectMaxDelay = .seconds(2)
         self.preparedStatementCacheSize = 256
+        self.parameters = [:]
     }
 
     /// The URL form, with the password replaced by `***`.
@@ -75,12 +82,15 @@ public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible
             text += "@"
         }
         if let host {
-            text += host.contains(":") ? "[\(host)]" : Self.percentEncode(host)
+            text += host.split(separator: ",").map { $0.contains(":") ? "[\($0)]" : Self.percentEncode(String($0)) }.joined(separator: ",")
         }
         text += ":\(port)"
         if let database { text += "/" + Self.percentEncode(database) }
         var query = ["sslmode=\(sslMode.rawValue)"]
         if let applicationName { query.append("application_name=\(Self.percentEncode(applicationName))") }
+        for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
+            query.append("\(key)=\(key.contains("password") ? "***" : Self.percentEncode(value))")
+        }
         text += "?" + query.joined(separator: "&")
         text += " (pool \(poolSize))"
         return text
@@ -135,7 +145,15 @@ public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible
             let ms = max(1, statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000)
             options += " -c statement_timeout=\(ms)"
         }
+        if let extra = self.parameters["options"], !extra.isEmpty { options = extra + " " + options }
         parameters.append(("options", options))
+        for (key, value) in self.parameters.sorted(by: { $0.key < $1.key }) where key != "options" {
+            if let index = parameters.firstIndex(where: { $0.0 == key }) {
+                parameters[index].1 = value
+            } else {
+                parameters.append((key, value))
+            }
+        }
         return parameters
     }
 

@@ -47,7 +47,7 @@ struct APICommand: AsyncParsableCommand {
         var probe: BrokerProbe?
         let application: any ApplicationProtocol
         do {
-            let resendSender = try SenderSettings.makeSender(settings: settings, logger: logger)
+            let resendSender = try SenderSettings.makeSender(settings: settings, logger: logger, unset: .log)
             sender = resendSender
             var checks: [String: APIDependencies.ReadinessCheck] = [:]
             if settings.string(.amqpURL) != nil {

@@ -7,60 +7,72 @@ import HeraldStore
 /// `platform` (ios|android), `token`, `user_id`, `culture`, `zone`, `branch`, `tags` (a JSON
 /// array, or in CSV separated by `;`), `app`. Bad rows are returned with their line numbers;
 /// the good ones are still imported.
-enum DeviceFileParser {
+///
+/// The parser reads one line at a time (``parse(line:number:)``), so that an import streams a
+/// file of any size: the first line with content decides between JSON lines and CSV.
+struct DeviceFileParser {
     static let columns = ["device_id", "platform", "token", "user_id", "culture", "zone", "branch", "tags", "app"]
 
-    struct Problem: Sendable {
+    struct Problem: Error, Sendable {
         let line: Int
         let reason: String
     }
 
+    /// JSON lines or CSV, once the first line with content was seen.
+    private var isJSON: Bool?
+    private var header = columns
+    private var sawHeader = false
+
+    /// The whole of `text` at once (tests and small inputs).
     static func parse(_ text: String) -> (registrations: [DeviceRegistration], problems: [Problem]) {
+        var parser = DeviceFileParser()
         var registrations: [DeviceRegistration] = []
         var problems: [Problem] = []
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
-        let firstContent = lines.first { !$0.trimmingCharacters(in: .whitespaces).isEmpty }?.trimmingCharacters(in: .whitespaces)
-        let isJSON = firstContent?.hasPrefix("{") == true
-        var header = columns
-        var sawHeader = false
-        for (index, raw) in lines.enumerated() {
-            let number = index + 1
-            let line = raw.trimmingCharacters(in: .whitespaces)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            var fields: [String: String] = [:]
-            var tags: [String] = []
-            if isJSON {
-                guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
-                    problems.append(Problem(line: number, reason: "not a JSON object"))
-                    continue
-                }
-                for (key, value) in object {
-                    if key == "tags" {
-                        if let list = value as? [String] { tags = list } else if let text = value as? String { tags = splitTags(text) }
-                    } else if let text = value as? String {
-                        fields[key] = text
-                    } else if let number = value as? NSNumber {
-                        fields[key] = number.stringValue
-                    }
-                }
-            } else {
-                let cells = splitCSV(line)
-                if !sawHeader, cells.contains("device_id") {
-                    header = cells.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-                    sawHeader = true
-                    continue
-                }
-                sawHeader = true
-                for (column, cell) in zip(header, cells) where !cell.isEmpty {
-                    if column == "tags" { tags = splitTags(cell) } else { fields[column] = cell }
-                }
-            }
-            switch registration(fields, tags: tags) {
-            case .success(let registration): registrations.append(registration)
-            case .failure(let problem): problems.append(Problem(line: number, reason: problem.reason))
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            switch parser.parse(line: String(line), number: index + 1) {
+            case .success(let registration)?: registrations.append(registration)
+            case .failure(let problem)?: problems.append(problem)
+            case nil: break
             }
         }
         return (registrations, problems)
+    }
+
+    /// One line of the file (its number counted from 1): a registration, a problem, or nil for
+    /// a blank line, a `#` comment or the CSV header.
+    mutating func parse(line raw: String, number: Int) -> Result<DeviceRegistration, Problem>? {
+        let line = (raw.hasSuffix("\r") ? String(raw.dropLast()) : raw).trimmingCharacters(in: .whitespaces)
+        if line.isEmpty || line.hasPrefix("#") { return nil }
+        let isJSON = self.isJSON ?? line.hasPrefix("{")
+        self.isJSON = isJSON
+        var fields: [String: String] = [:]
+        var tags: [String] = []
+        if isJSON {
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
+                return .failure(Problem(line: number, reason: "not a JSON object"))
+            }
+            for (key, value) in object {
+                if key == "tags" {
+                    if let list = value as? [String] { tags = list } else if let text = value as? String { tags = Self.splitTags(text) }
+                } else if let text = value as? String {
+                    fields[key] = text
+                } else if let number = value as? NSNumber {
+                    fields[key] = number.stringValue
+                }
+            }
+        } else {
+            let cells = Self.splitCSV(line)
+            if !sawHeader, cells.contains("device_id") {
+                header = cells.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                sawHeader = true
+                return nil
+            }
+            sawHeader = true
+            for (column, cell) in zip(header, cells) where !cell.isEmpty {
+                if column == "tags" { tags = Self.splitTags(cell) } else { fields[column] = cell }
+            }
+        }
+        return Self.registration(fields, tags: tags).mapError { Problem(line: number, reason: $0.reason) }
     }
 
     private struct RowError: Error { let reason: String }

@@ -19,9 +19,15 @@ struct DevicesCommand: AsyncParsableCommand {
                 Fields: device_id, platform (ios|android), token, user_id, culture, zone, branch, tags \
                 (JSON array, or ';'-separated in CSV), app. CSV may start with a header line naming \
                 the columns; otherwise they are in that order. Bad rows are reported with their line \
-                numbers and the good rows are still imported; the exit status is then 1.
+                numbers and the good rows are still imported; the exit status is then 1. The file \
+                is read line by line and written in chunks of 10,000 rows (one transaction each), \
+                with a progress line on standard error: an interrupted import keeps the chunks \
+                before it, and running it again is safe (the last row for a device wins).
                 """
         )
+
+        /// Rows written per transaction.
+        static let chunkRows = 10_000
 
         @Argument(help: "The file to import ('-' reads standard input).")
         var file: String
@@ -32,24 +38,61 @@ struct DevicesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (settings, logger) = try global.settings(database, logger: "herald.devices")
-            let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: file)
-            guard let data else {
+            let reader: LineReader
+            do {
+                reader = try LineReader(path: file)
+            } catch {
                 Console.error("herald devices import: cannot read \(file)")
                 throw ExitCode.failure
             }
-            let (registrations, problems) = DeviceFileParser.parse(String(decoding: data, as: UTF8.self))
-            for problem in problems { Console.error("\(file):\(problem.line): \(problem.reason)") }
-            var imported = 0
-            if !registrations.isEmpty {
-                do {
-                    imported = try await RuntimeSettings.withStore(settings, logger: logger) { store in try await store.devices.importDevices(registrations) }
-                } catch {
-                    Console.error("herald devices import: \(error)")
-                    throw ExitCode.failure
+            let size = file == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+            var tally = ImportTally()
+            do {
+                try await RuntimeSettings.withStore(settings, logger: logger) { store in
+                    var parser = DeviceFileParser()
+                    var chunk: [DeviceRegistration] = []
+                    var number = 0
+                    let throttle = ProgressThrottle()
+                    _ = throttle.due(every: .seconds(2))
+                    while let line = try reader.next() {
+                        number += 1
+                        switch parser.parse(line: line, number: number) {
+                        case .success(let registration)?: chunk.append(registration)
+                        case .failure(let problem)?:
+                            Console.error("\(file):\(problem.line): \(problem.reason)")
+                            tally.badLines.append(problem.line)
+                        case nil: break
+                        }
+                        if chunk.count >= Self.chunkRows {
+                            tally.add(rows: chunk.count, subscriptions: try await store.devices.importDevices(chunk))
+                            chunk.removeAll(keepingCapacity: true)
+                            if throttle.due(every: .seconds(2)) {
+                                Self.progress(tally, bytes: reader.bytesRead, of: size)
+                                tally.showedProgress = true
+                            }
+                        }
+                    }
+                    tally.add(rows: chunk.count, subscriptions: try await store.devices.importDevices(chunk))
                 }
+            } catch {
+                if Console.isTerminal && tally.showedProgress { Console.error("") }
+                Console.error("herald devices import: \(error) (after \(tally.rows) rows; the chunks before were imported)")
+                throw ExitCode.failure
             }
-            Console.out("Imported \(imported) subscriptions from \(registrations.count) rows; \(problems.count) bad rows.")
-            if !problems.isEmpty { throw ExitCode.failure }
+            if Console.isTerminal && tally.showedProgress { Console.error("") }
+            Console.out("Imported \(tally.subscriptions) subscriptions from \(tally.rows) rows; \(tally.badLines.count) bad rows.")
+            if !tally.badLines.isEmpty {
+                let shown = tally.badLines.prefix(50).map(String.init).joined(separator: ", ")
+                Console.out("Bad rows at lines \(shown)\(tally.badLines.count > 50 ? " and \(tally.badLines.count - 50) more" : "").")
+                throw ExitCode.failure
+            }
+        }
+
+        /// `imported 50000 rows, 3 bad, 42 % of the file`: redrawn on a terminal, else a line.
+        static func progress(_ tally: ImportTally, bytes: Int, of size: Int?) {
+            var line = "imported \(tally.rows) rows, \(tally.badLines.count) bad"
+            if let size, size > 0 { line += ", \(min(100, bytes * 100 / size)) % of the file" }
+            if Console.isTerminal { Console.status(line) } else { Console.error(line) }
         }
     }
 
@@ -62,6 +105,7 @@ struct DevicesCommand: AsyncParsableCommand {
         @Option(help: "Most devices to show.")
         var limit: Int = 100
 
+        @OptionGroup var output: OutputOptions
         @OptionGroup var database: DatabaseOptions
 
         @OptionGroup var global: GlobalOptions
@@ -74,6 +118,10 @@ struct DevicesCommand: AsyncParsableCommand {
             } catch {
                 Console.error("herald devices list: \(error)")
                 throw ExitCode.failure
+            }
+            if output.json {
+                Console.out(Self.json(devices, limit: limit).serializedString())
+                return
             }
             Console.out("DEVICE\tAPP\tPLATFORM\tTOKEN\tCULTURE\tSTATE\tNEXT POS\tUSERS")
             for device in devices {
@@ -90,5 +138,40 @@ struct DevicesCommand: AsyncParsableCommand {
             }
             Console.out("\(devices.count) device(s)")
         }
+
+        /// `{"devices":[…],"limit_reached":…}`: the table's fields by name, tokens shortened as
+        /// in the table and the logs.
+        static func json(_ devices: [Device], limit: Int) -> JSONValue {
+            func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+            let list = devices.map { device in
+                JSONValue.object([
+                    "device_id": .string(device.deviceId), "app": text(device.app), "platform": .string(device.platform.rawValue),
+                    "token": text(device.token.map(LogKey.shortToken)), "culture": .string(device.culture),
+                    "token_state": .string("\(device.tokenState)"), "next_position": .int(device.nextPosition),
+                    "users": .array(
+                        device.users.map { user in
+                            .object([
+                                "user_id": .string(user.userId), "zone": text(user.zoneId), "branch": text(user.branchId),
+                                "tags": user.tags.map { .array($0.sorted().map(JSONValue.string)) } ?? .null,
+                            ])
+                        }),
+                ])
+            }
+            return .object(["devices": .array(list), "limit_reached": .bool(devices.count == limit)])
+        }
+    }
+}
+
+/// What `herald devices import` has done so far.
+struct ImportTally {
+    var rows = 0
+    var subscriptions = 0
+    var badLines: [Int] = []
+    /// A progress line was printed (on a terminal it then needs ending).
+    var showedProgress = false
+
+    mutating func add(rows: Int, subscriptions: Int) {
+        self.rows += rows
+        self.subscriptions += subscriptions
     }
 }

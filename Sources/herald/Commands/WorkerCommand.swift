@@ -21,8 +21,8 @@ struct WorkerCommand: AsyncParsableCommand {
             Every option is also a configuration key and an environment variable: --threads is \
             worker.threads / HERALD_WORKER_THREADS, --queue is amqp.queue / HERALD_AMQP_QUEUE; \
             the broker and database come from HERALD_AMQP_URL and HERALD_DATABASE_URL. The sender \
-            is chosen by worker.sender (log, null, providers); provider credentials are checked \
-            before anything is consumed. With --partitions K (worker.partitions) every process \
+            must be chosen: --sender / worker.sender / HERALD_WORKER_SENDER (providers, log, null); \
+            provider credentials are checked before anything is consumed. With --partitions K (worker.partitions) every process \
             keeps each user's order across processes (an ingest stage and K partition queues; \
             every process must use the same K). See docs/operations.md.
             """

@@ -7,10 +7,11 @@ import Logging
 /// Builds the worker's ``PushSender`` from configuration: the one entry point the worker command
 /// calls at start-up, before it consumes anything.
 ///
-/// `worker.sender` chooses:
-/// - `log` (default): ``LogSender`` — one JSON line per delivery to `worker.log_sender_file`, or
-///   to standard output when unset;
-/// - `null`: ``NullSender`` — accepts everything (benchmarks);
+/// `worker.sender` chooses, and has no default for the commands that consume (a worker that
+/// quietly logged every push as sent and acknowledged it would lose a production queue):
+/// - `log`: ``LogSender`` — one JSON line per delivery to `worker.log_sender_file`, or to
+///   standard output when unset; nothing reaches a device, and a warning says so at start;
+/// - `null`: ``NullSender`` — accepts everything (benchmarks), with the same warning;
 /// - `providers`: a ``RoutingSender`` over an ``APNsSender`` (when any `apns.*` credential key
 ///   is set) and an ``FCMSender`` (when `fcm.service_account_path` is set).
 ///
@@ -42,14 +43,19 @@ enum SenderSettings {
         case providers
     }
 
-    static func makeSender(settings: Settings, logger: Logger) throws -> any PushSender {
-        switch try settings.choice(.workerSender, default: Kind.log) {
+    /// The sender `worker.sender` names. `unset` is what a command takes when no layer sets the
+    /// key (`herald api`'s resend route: the log sender); nil, the consuming commands', makes
+    /// the missing key a configuration error naming the key, its variable and its flag.
+    static func makeSender(settings: Settings, logger: Logger, unset: Kind? = nil) throws -> any PushSender {
+        switch try kind(settings, unset: unset) {
         case .log:
-            if let path = settings.string(.workerLogSenderFile) {
-                return try LogSender(path: path)
-            }
-            return LogSender()
+            let destination = settings.string(.workerLogSenderFile)
+            let sender = try destination.map { try LogSender(path: $0) } ?? LogSender()
+            logger.warning(
+                "The log sender is on (worker.sender: log): pushes are written as JSON lines to \(destination ?? "standard output") and reach no device")
+            return sender
         case .null:
+            logger.warning("The null sender is on (worker.sender: null): pushes are discarded and reach no device")
             return NullSender()
         case .providers:
             let apns = try apnsConfiguration(settings: settings)
@@ -84,6 +90,23 @@ enum SenderSettings {
             return RoutingSender(ios: iosSender, android: androidSender)
         }
     }
+
+    /// `worker.sender`'s value, `unset` when no layer sets it.
+    static func kind(_ settings: Settings, unset: Kind?) throws(ConfigurationError) -> Kind {
+        guard settings.string(.workerSender) != nil else {
+            guard let unset else { throw missingSender }
+            return unset
+        }
+        return try settings.choice(.workerSender, default: Kind.providers)  // set: the default is never taken
+    }
+
+    /// The consuming commands' error for an unset `worker.sender`.
+    static let missingSender = ConfigurationError(
+        .missing, key: SettingKey.workerSender.dotted,
+        reason:
+            "not set: say where pushes go with --sender, \(SettingKey.workerSender.environmentName) or `worker.sender` in the configuration file: "
+            + "providers (APNs and FCM), log (JSON lines, nothing is sent) or null (discarded, for benchmarks)"
+    )
 
     /// The APNs configuration, or nil when no APNs key is set.
     static func apnsConfiguration(settings: Settings) throws -> APNsConfiguration? {

@@ -8,12 +8,17 @@ struct SettingKey: Sendable, Hashable, CustomStringConvertible {
     let help: String
     /// Secrets are never printed, not even in error messages.
     let isSecret: Bool
+    /// The long flag of the commands that expose the key (`--database-url`), for the hints that
+    /// tell an operator how to set it; nil when no command does. A test checks each against the
+    /// commands' ArgumentParser definitions.
+    let flag: String?
 
-    init(_ section: String, _ name: String, secret: Bool = false, help: String) {
+    init(_ section: String, _ name: String, secret: Bool = false, flag: String? = nil, help: String) {
         self.section = section
         self.name = name
         self.help = help
         self.isSecret = secret
+        self.flag = flag
     }
 
     var dotted: String { "\(section).\(name)" }
@@ -26,30 +31,39 @@ struct SettingKey: Sendable, Hashable, CustomStringConvertible {
 
 extension SettingKey {
     // MARK: amqp
-    static let amqpURL = SettingKey("amqp", "url", secret: true, help: "Broker URL, amqp://user:password@host:port/vhost (amqps:// for TLS).")
-    static let amqpQueue = SettingKey("amqp", "queue", help: "Queue the workers consume (default w1.pushnotification).")
-    static let amqpExchange = SettingKey("amqp", "exchange", help: "Exchange producers publish to (default herald, a durable direct exchange).")
-    static let amqpRoutingKey = SettingKey("amqp", "routing_key", help: "Routing key binding the queue (default w1.pushnotification).")
+    static let amqpURL = SettingKey(
+        "amqp", "url", secret: true, flag: "--amqp-url", help: "Broker URL, amqp://user:password@host:port/vhost (amqps:// for TLS).")
+    static let amqpQueue = SettingKey("amqp", "queue", flag: "--queue", help: "Queue the workers consume (default w1.pushnotification).")
+    static let amqpExchange = SettingKey(
+        "amqp", "exchange", flag: "--exchange", help: "Exchange producers publish to (default herald, a durable direct exchange).")
+    static let amqpRoutingKey = SettingKey("amqp", "routing_key", flag: "--routing-key", help: "Routing key binding the queue (default w1.pushnotification).")
     static let amqpQueueType = SettingKey("amqp", "queue_type", help: "classic or quorum, used when Herald declares the queue (default classic).")
-    static let amqpPrefetch = SettingKey("amqp", "prefetch", help: "Unacknowledged messages a worker holds at once (default 300).")
+    static let amqpPrefetch = SettingKey("amqp", "prefetch", flag: "--prefetch", help: "Unacknowledged messages a worker holds at once (default 300).")
     static let amqpHeartbeat = SettingKey("amqp", "heartbeat", help: "Heartbeat interval, e.g. 30s (default 30s).")
 
     // MARK: database
-    static let databaseURL = SettingKey("database", "url", secret: true, help: "PostgreSQL URL, postgres://user:password@host:port/database.")
+    static let databaseURL = SettingKey(
+        "database", "url", secret: true, flag: "--database-url", help: "PostgreSQL URL, postgres://user:password@host:port/database.")
     static let databasePoolSize = SettingKey("database", "pool_size", help: "Connections per process (default 4).")
 
     // MARK: worker
     static let workerThreads = SettingKey(
-        "worker", "threads", help: "Lanes (the seed's number of threads): users whose notifications are in flight at once (default 64).")
-    static let workerSender = SettingKey("worker", "sender", help: "Where payloads go: log, null, or providers (APNs and FCM) (default log).")
-    static let workerLogSenderFile = SettingKey("worker", "log_sender_file", help: "File the log sender appends to (default standard output).")
+        "worker", "threads", flag: "--threads", help: "Lanes (the seed's number of threads): users whose notifications are in flight at once (default 64).")
+    static let workerSender = SettingKey(
+        "worker", "sender", flag: "--sender",
+        help:
+            "Where payloads go: providers (APNs and FCM), log or null. No default: herald worker, serve and drain refuse to start without it; herald api resends through log when unset."
+    )
+    static let workerLogSenderFile = SettingKey(
+        "worker", "log_sender_file", flag: "--log-sender-file", help: "File the log sender appends to (default standard output).")
     static let workerShutdownTimeout = SettingKey(
         "worker", "shutdown_timeout", help: "Longest graceful shutdown before in-flight work is requeued (default 30s).")
     static let workerDedupeRetention = SettingKey(
         "worker", "dedupe_retention", help: "How long message keys are remembered for AvoidDublication (default 24h).")
     static let workerMaxAttempts = SettingKey("worker", "max_attempts", help: "Attempts per delivery before it is recorded as failed (default 8).")
     static let workerMaxRetryDelay = SettingKey("worker", "max_retry_delay", help: "Longest wait between two attempts (default 5m).")
-    static let workerPayloadProfile = SettingKey("worker", "payload_profile", help: "Payload shapes: legacy (seed 000) or modern (default legacy).")
+    static let workerPayloadProfile = SettingKey(
+        "worker", "payload_profile", flag: "--profile", help: "Payload shapes: legacy (seed 000) or modern (default legacy).")
     static let workerLegacyBadge = SettingKey(
         "worker", "legacy_badge",
         help: "Legacy payloads carry the unread count too (aps.badge, FCM data.badge); the modern profile always does (default false).")
@@ -59,7 +73,7 @@ extension SettingKey {
             "Legacy payloads add aps.sound, the target screen (aps.acme_screen, FCM data.screen) and the Android channel (FCM data.channel); false sends seed 000's exact bytes (default true)."
     )
     static let workerPartitions = SettingKey(
-        "worker", "partitions",
+        "worker", "partitions", flag: "--partitions",
         help:
             "Partition queues that keep each user's order across worker processes; 0 = off (default 0). Every process of an installation must use the same value."
     )
@@ -90,7 +104,7 @@ extension SettingKey {
 
     // MARK: templates
     static let templatesDefaultCulture = SettingKey(
-        "templates", "default_culture", help: "Culture used when a device's culture has no template (default ru-RU).")
+        "templates", "default_culture", flag: "--default-culture", help: "Culture used when a device's culture has no template (default ru-RU).")
 
     // MARK: apns
     static let apnsKeyPath = SettingKey("apns", "key_path", help: "Token auth: the .p8 signing key from Apple.")
@@ -116,7 +130,7 @@ extension SettingKey {
     static let proxyPassword = SettingKey("proxy", "password", secret: true, help: "Proxy password.")
 
     // MARK: api
-    static let apiListen = SettingKey("api", "listen", help: "Address the REST API listens on (default 127.0.0.1:8080).")
+    static let apiListen = SettingKey("api", "listen", flag: "--listen", help: "Address the REST API listens on (default 127.0.0.1:8080).")
     static let apiJWTSecret = SettingKey("api", "jwt_secret", secret: true, help: "HS256 secret for bearer JWTs.")
     static let apiJWTPublicKeyPath = SettingKey("api", "jwt_public_key_path", help: "RS256/ES256 public key (PEM) for bearer JWTs.")
     static let apiIntrospectionURL = SettingKey("api", "introspection_url", help: "OAuth2 token introspection endpoint (RFC 7662) for opaque tokens.")
@@ -149,7 +163,7 @@ extension SettingKey {
         "api", "resend_payload_profile", help: "Payload profile of the summary push: legacy or modern (default legacy).")
 
     // MARK: log
-    static let logLevel = SettingKey("log", "level", help: "trace, debug, info, notice, warning, error or critical (default info).")
+    static let logLevel = SettingKey("log", "level", flag: "--log-level", help: "trace, debug, info, notice, warning, error or critical (default info).")
     static let logFormat = SettingKey("log", "format", help: "text or json (default text).")
 
     /// Every key Herald knows. The configuration file may only use these.

@@ -8,6 +8,9 @@ struct Settings: Sendable {
     private let filePath: String?
     private let environment: [String: String]
     private var flags: [SettingKey: String]
+    /// The keys the running command has a flag for, given or not: only those flags are named
+    /// in a hint.
+    private var offered: Set<SettingKey> = []
 
     init(filePath: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigurationError) {
         self.filePath = filePath
@@ -26,6 +29,7 @@ struct Settings: Sendable {
 
     /// Applies a command-line flag. `nil` (flag not given) leaves the lower layers in charge.
     mutating func set(_ key: SettingKey, flag value: String?) {
+        offered.insert(key)
         if let value { flags[key] = value }
     }
 
@@ -47,13 +51,17 @@ struct Settings: Sendable {
 
     func require(_ key: SettingKey) throws(ConfigurationError) -> String {
         guard let value = string(key) else {
-            throw ConfigurationError(
-                .missing, key: key.dotted,
-                reason:
-                    "not set; use --\(key.name.replacingOccurrences(of: "_", with: "-")), \(key.environmentName) or `\(key.dotted)` in the configuration file"
-            )
+            throw ConfigurationError(.missing, key: key.dotted, reason: "not set; use \(howToSet(key))")
         }
         return value
+    }
+
+    /// "--database-url, HERALD_DATABASE_URL or `database.url` in the configuration file": the
+    /// flag only when the running command has it.
+    func howToSet(_ key: SettingKey) -> String {
+        let file = "`\(key.dotted)` in the configuration file"
+        guard let flag = key.flag, offered.contains(key) else { return "\(key.environmentName) or \(file)" }
+        return "\(flag), \(key.environmentName) or \(file)"
     }
 
     func int(_ key: SettingKey, default fallback: Int, range: ClosedRange<Int> = 0...Int.max) throws(ConfigurationError) -> Int {

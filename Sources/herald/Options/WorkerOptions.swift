@@ -12,7 +12,7 @@ struct WorkerOptions: ParsableArguments, SettingFlags {
     @Option(help: "Partition queues keeping each user's order across worker processes; 0 = off (worker.partitions, default 0; the same K in every process).")
     var partitions: Int?
 
-    @Option(help: "Where payloads go: log, null or providers (worker.sender, default log).")
+    @Option(help: "Where payloads go: providers, log or null (worker.sender, HERALD_WORKER_SENDER; required).")
     var sender: String?
 
     @Option(help: "File the log sender appends to (worker.log_sender_file, default standard output).")
