@@ -93,16 +93,17 @@ struct ProviderOutageTests {
         }
     }
 
-    /// A worker too busy to take answers at once (here each turn is held 400 ms inside `submit`,
-    /// as a million-device broadcast's fan-out holds it) must not blame a provider that answers
-    /// in 2 ms: the breaker judges the provider's own answer time, not how long the worker took
-    /// to look at it. Measured from the turn, every answer here was "slower than 300 ms".
+    /// A worker too busy to take answers at once (here every answer reaches it 400 ms after the
+    /// provider gave it, as behind a million-device broadcast's fan-out) must not blame a
+    /// provider that answers in 2 ms: the breaker judges the provider's own answer time, not how
+    /// long the worker took to look at it. Measured from the send, every answer here was
+    /// "slower than 300 ms".
     @Test func aSaturatedWorkerDoesNotOpenTheBreakerOfAFastProvider() async throws {
         try await WorkerFixture.with { fixture in
             let users = (0..<12).map { "user-\($0)" }
             try await fixture.store.devices.importDevices(
                 users.enumerated().map { TestEvents.device("iphone-\($0.offset)", user: $0.element, platform: .ios, token: TestEvents.apnsToken($0.offset)) })
-            let sender = BusyTurnSender(turn: .milliseconds(400), answerTime: .milliseconds(2))
+            let sender = LateAnswerSender(late: .milliseconds(400), answerTime: .milliseconds(2))
             var configuration = fixture.configuration(lanes: 2)
             configuration.circuitBreaker = CircuitBreaker.Policy(
                 minimumFailures: 3, initialOpen: .seconds(5), maximumOpen: .seconds(5), slowAnswer: .milliseconds(300))
@@ -141,15 +142,15 @@ struct ProviderOutageTests {
     }
 }
 
-/// A provider that answers in `answerTime`, behind a worker whose every turn takes `turn`: each
-/// `submit` holds the calling (engine) thread that long before the answers are given.
-private final class BusyTurnSender: PushSender {
-    private let turn: Duration
+/// A provider that answers in `answerTime`, whose answers reach the worker `late` after they
+/// were sent (from a thread of their own: the test holds none of the worker's).
+private final class LateAnswerSender: PushSender {
+    private let late: Duration
     private let answerTime: Duration
     private let sent = Atomic<Int>(0)
 
-    init(turn: Duration, answerTime: Duration) {
-        self.turn = turn
+    init(late: Duration, answerTime: Duration) {
+        self.late = late
         self.answerTime = answerTime
     }
 
@@ -161,8 +162,10 @@ private final class BusyTurnSender: PushSender {
     }
 
     func submit(_ deliveries: [PushDelivery], timed completion: @escaping @Sendable (Int, DeliveryOutcome, Duration?) -> Void) {
-        Thread.sleep(forTimeInterval: Double(turn.components.seconds) + Double(turn.components.attoseconds) / 1e18)
-        sent.add(deliveries.count, ordering: .relaxed)
-        for index in deliveries.indices { completion(index, .sent, answerTime) }
+        let seconds = Double(late.components.seconds) + Double(late.components.attoseconds) / 1e18
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+            sent.add(deliveries.count, ordering: .relaxed)
+            for index in deliveries.indices { completion(index, .sent, answerTime) }
+        }
     }
 }
