@@ -27,7 +27,9 @@ struct BacklogTests {
             let rest = others.enumerated().map {
                 TestEvents.xml(users: [$0.element], parameters: ["\(1_000 + $0.offset)", "RUB"], sequence: 1_000 + $0.offset)
             }
-            try await fixture.withWorker(sender: sender, configuration: fixture.configuration(lanes: 4, prefetch: 20)) { worker in
+            var configuration = fixture.configuration(lanes: 4, prefetch: 20)
+            configuration.backlogAfter = 4
+            try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
                 try await fixture.publish(burst + rest)
                 try await waitUntil("every other user's push", timeout: .seconds(20)) { sender.sent.filter { $0.platform == .android }.count == others.count }
                 let burstSentSoFar = sender.sent.filter { $0.platform == .ios }.count
@@ -52,7 +54,9 @@ struct BacklogTests {
             let slow = RecordingSender()
             slow.setSlow(.ios, .milliseconds(100))
             let events = (0..<30).map { TestEvents.xml(users: ["busy"], parameters: ["\($0)", "RUB"], sequence: $0) }
-            try await fixture.withWorker(sender: slow, configuration: fixture.configuration(lanes: 2, prefetch: 10)) { worker in
+            var configuration = fixture.configuration(lanes: 2, prefetch: 10)
+            configuration.backlogAfter = 4
+            try await fixture.withWorker(sender: slow, configuration: configuration) { worker in
                 try await fixture.publish(events)
                 try await waitUntil("every message acknowledged", timeout: .seconds(20)) { worker.statistics.acked == events.count }
                 #expect(slow.count < events.count, "all sent before the stop: the test proves nothing")
@@ -62,7 +66,7 @@ struct BacklogTests {
             #expect(queued + slow.count == events.count, "queued \(queued) + sent \(slow.count)")
 
             let fast = RecordingSender()
-            try await fixture.withWorker(sender: fast, configuration: fixture.configuration(lanes: 2, prefetch: 10)) { worker in
+            try await fixture.withWorker(sender: fast, configuration: configuration) { worker in
                 try await waitUntil("the rest", timeout: .seconds(20)) { slow.count + fast.count == events.count }
                 try await waitUntil("the backlog drained", timeout: .seconds(10)) { (try? await fixture.store.backlog.count()) == 0 }
             }

@@ -126,7 +126,7 @@ public struct WorkerConfiguration: Sendable {
         self.partitionClaimSpacing = .milliseconds(100)
         self.circuitBreaker = CircuitBreaker.Policy()
         self.backlog = true
-        self.backlogAfter = 4
+        self.backlogAfter = 64
         self.backlogWindow = 32
         self.backlogCheckInterval = .seconds(2)
     }

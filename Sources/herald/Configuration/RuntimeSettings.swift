@@ -107,7 +107,7 @@ enum RuntimeSettings {
         configuration.broadcastAudienceTTL = try settings.duration(.workerBroadcastCache, default: .seconds(2))
         configuration.partitions = try partitions(settings)
         configuration.backlog = try settings.bool(.workerBacklog, default: true)
-        configuration.backlogAfter = try settings.int(.workerBacklogAfter, default: 4, range: 1...100_000)
+        configuration.backlogAfter = try settings.int(.workerBacklogAfter, default: 64, range: 1...100_000)
         configuration.backlogWindow = try settings.int(.workerBacklogWindow, default: 32, range: 1...100_000)
         let failures = try settings.int(.workerCircuitFailures, default: 10, range: 0...1_000_000)
         if failures == 0 {

@@ -96,7 +96,7 @@ extension SettingKey {
             "Queue a busy user's waiting deliveries in PostgreSQL and acknowledge their messages, so that one user's burst holds back nobody else (default true; without worker.partitions)."
     )
     static let workerBacklogAfter = SettingKey(
-        "worker", "backlog_after", help: "How many of a user's deliveries may wait in memory before the next ones are queued in the backlog (default 4).")
+        "worker", "backlog_after", help: "How many of a user's deliveries may wait in memory before the next ones are queued in the backlog (default 64).")
     static let workerBacklogWindow = SettingKey(
         "worker", "backlog_window", help: "How many queued deliveries of one user are kept in memory and read back at a time (default 32).")
     static let workerMetricsListen = SettingKey(
