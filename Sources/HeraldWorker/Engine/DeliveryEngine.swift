@@ -269,11 +269,8 @@ final class DeliveryEngine: Sendable {
                         [
                             LogKey.error: "\(reason)", LogKey.attempts: "\(delivery.attempts)", LogKey.retryIn: "\(delay)",
                         ]))
-                guard let ticket = delivery.ticket, let freed = try? state.scheduler.park(ticket) else { return }
-                released += freed
-                delivery.retryDue = now + delay
-                state.parked.insert(delivery, due: now + delay)
-                state.waitingChanged = true
+                guard delivery.ticket != nil else { return }
+                waitInMemory(delivery, until: now + delay, state: &state, released: &released)
                 // Keep the attempt count and the position for whoever sends it next (a queued
                 // delivery's row stays queued: its backlog row is what resumes it).
                 if delivery.backlogPlace == nil { queueRecord(delivery, state: .pending, lastError: reason, into: &state) }
@@ -363,21 +360,28 @@ final class DeliveryEngine: Sendable {
     /// lane goes on, and its message will be republished to the wait queue once settled.
     private func deferDelivery(_ delivery: Delivery, reason: String, state: inout LoopState, released: inout [Lanes.Release]) {
         let key = ProviderGates.Key(delivery.recipient)
+        let until = state.gates.reopensAt(key) ?? ContinuousClock.now + settings.circuitBreaker.initialOpen
         if delivery.backlogPlace != nil {
-            // No message to republish: it waits here, its lane freed, its user's later ones
-            // behind it, until the breaker lets a probe through.
-            if let ticket = delivery.ticket, let freed = try? state.scheduler.park(ticket) { released += freed }
-            let due = state.gates.reopensAt(key) ?? ContinuousClock.now + settings.circuitBreaker.initialOpen
-            delivery.retryDue = due
-            state.parked.insert(delivery, due: due)
-            state.waitingChanged = true
+            // No message to republish: it waits here, its user's later ones behind it, until the
+            // breaker lets a probe through.
+            waitInMemory(delivery, until: until, state: &state, released: &released)
             return
         }
         complete(delivery, state: &state, released: &released)
-        tracker.markDeferred([delivery], until: state.gates.reopensAt(key) ?? ContinuousClock.now + settings.circuitBreaker.initialOpen)
+        tracker.markDeferred([delivery], until: until)
         queueRecord(delivery, state: .deferred, lastError: "deferred, provider failing: \(reason)", into: &state)
         busy.add(1, ordering: .relaxed)  // until durable
         metrics.deferred(key.platform)
+    }
+
+    /// Parks `delivery` until `due` (a retry, or a backlog delivery waiting for its breaker): its
+    /// lane goes to others (if it held one; a held delivery is parked already), its user stays
+    /// blocked.
+    private func waitInMemory(_ delivery: Delivery, until due: ContinuousClock.Instant, state: inout LoopState, released: inout [Lanes.Release]) {
+        if let ticket = delivery.ticket, let freed = try? state.scheduler.park(ticket) { released += freed }
+        delivery.retryDue = due
+        state.parked.insert(delivery, due: due)
+        state.waitingChanged = true
     }
 
     /// The waiting gauge per provider: parked for a retry or held for a probe.
@@ -406,11 +410,8 @@ final class DeliveryEngine: Sendable {
         released.removeAll()
         state.readyToSend.removeAll()
         if !state.backlogWrites.isEmpty {
-            // Not written: their messages go back to the queue.
             busy.subtract(state.backlogWrites.count, ordering: .relaxed)
-            state.backlog.notWritten(state.backlogWrites)
-            tracker.drop(state.backlogWrites)
-            metrics.abandoned(state.backlogWrites.count)
+            abandonBacklogWrites(state.backlogWrites, state: &state)
             state.backlogWrites.removeAll()
         }
         guard !dropped.isEmpty else { return }
@@ -625,10 +626,7 @@ final class DeliveryEngine: Sendable {
         state.backlogWriting = false
         busy.subtract(deliveries.count, ordering: .relaxed)
         guard durable else {
-            // Given up (aborting): their messages are not acknowledged and come again.
-            state.backlog.notWritten(deliveries)
-            tracker.drop(deliveries)
-            metrics.abandoned(deliveries.count)
+            abandonBacklogWrites(deliveries, state: &state)
             return
         }
         for delivery in deliveries {
@@ -637,6 +635,14 @@ final class DeliveryEngine: Sendable {
         }
         settle(tracker.finish(deliveries))
         state.backlog.written(deliveries)
+    }
+
+    /// Deliveries whose backlog write did not happen (stopping) or was given up (aborting): their
+    /// messages are not acknowledged and come again.
+    private func abandonBacklogWrites(_ deliveries: [Delivery], state: inout LoopState) {
+        state.backlog.notWritten(deliveries)
+        tracker.drop(deliveries)
+        metrics.abandoned(deliveries.count)
     }
 
     /// Hands the lanes the queued deliveries of the users looked at this turn (up to the memory

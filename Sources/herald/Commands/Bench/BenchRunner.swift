@@ -297,6 +297,12 @@ final class BenchRunner: Sendable {
         do {
             try await Self.wait(until: { worker.isConsuming }, what: "the worker to consume")
             try await body(worker)
+            // Acknowledged is not yet sent for deliveries queued in a busy user's backlog.
+            let deadline = ContinuousClock.now + .seconds(1_800)
+            while try await store.backlog.count() > 0 {
+                guard ContinuousClock.now < deadline else { throw BenchError("timed out waiting for the backlog to drain") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
         } catch {
             worker.stop()
             _ = await running.result
