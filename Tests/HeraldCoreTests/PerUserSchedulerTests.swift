@@ -38,6 +38,29 @@ import Testing
         #expect(!s.isIdle)
     }
 
+    @Test func removedWaitingDeliveriesLeaveTheUserBlockedAndNeverComeBack() throws {
+        var s = Scheduler(lanes: 1)
+        let a1 = s.enqueue("a1", user: "a")
+        #expect(s.enqueue("a2", user: "a").isEmpty)
+        #expect(s.enqueue("a3", user: "a").isEmpty)
+        #expect(s.enqueue("b1", user: "b").isEmpty)
+        #expect(s.removeWaiting(user: "a") == ["a2", "a3"])
+        #expect(s.removeWaiting(user: "a").isEmpty)
+        #expect(s.waitingCount == 1)
+        #expect(s.isRunning(user: "a"))
+        // a's lane goes to b; a's later delivery waits behind nothing but the lane.
+        #expect(try s.complete(a1[0].ticket).map(\.item) == ["b1"])
+        #expect(s.enqueue("a4", user: "a").isEmpty)
+        // A user waiting for a lane (ready, nothing in flight) is taken out of the line too: it
+        // is served once, not twice, when it has work again.
+        #expect(s.removeWaiting(user: "a") == ["a4"])
+        #expect(s.enqueue("a5", user: "a").isEmpty)
+        #expect(s.enqueue("a6", user: "a").isEmpty)
+        let next = try s.complete(Scheduler.Ticket(sequence: 3, user: "b"))
+        #expect(next.map(\.item) == ["a5"])
+        #expect(s.runningCount == 1 && s.waitingCount == 1)
+    }
+
     @Test func zeroLanesMeansOne() {
         var s = Scheduler(lanes: 0)
         #expect(s.lanes == 1)

@@ -188,7 +188,7 @@ struct ProviderDeliveryTests {
                     #expect(worker.statistics.deferred > 0)
                     sandbox.setFault(nil, for: .apns)
                     try await waitUntil("every APNs push", timeout: .seconds(30)) { sandbox.pushes.filter { $0.provider == .apns }.count >= 20 }
-                    try await fixture.waitUntilSettled(worker, queues: fixture.mainAndWaitQueues)
+                    try await fixture.waitUntilSettled(worker)
                     #expect(worker.statistics.failed == 0, "nothing given up")
                 }
                 let apns = sandbox.pushes.filter { $0.provider == .apns }

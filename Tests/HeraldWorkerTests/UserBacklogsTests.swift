@@ -105,6 +105,43 @@ struct UserBacklogsTests {
         #expect(ended)
     }
 
+    @Test func theMemoryBudgetHoldsForAllUsersAndAReadAlwaysFindsRoom() throws {
+        let carol = OrderingKey(userId: "carol", platform: .ios)
+        var backlogs = UserBacklogs(memoryAllowance: 4, windowSize: 3, memoryBudget: 4)
+        backlogs.acquired([])
+        _ = queue(3, of: alice, into: &backlogs)
+        _ = queue(3, of: bob, into: &backlogs)
+        #expect(backlogs.inMemory == 4, "alice's window, and one of bob's: the budget")
+        #expect(backlogs.take(for: bob, room: 1).map(\.position) == [1])
+        _ = queue(1, of: carol, into: &backlogs)
+        #expect(backlogs.inMemory == 4)
+        // The budget is full (alice's provider may be down: her window does not drain), and bob
+        // still gets his next delivery, one at a time.
+        let needed = backlogs.readNeeded(for: bob)
+        let read = try #require(needed)
+        #expect(read.after == 1 && read.limit == 1)
+        backlogs.read(for: bob, [delivery(bob, position: 2)], upTo: 2)
+        #expect(backlogs.take(for: bob, room: 1).map(\.position) == [2])
+        #expect(backlogs.inMemory == 4)
+    }
+
+    @Test func readsBeyondTheirConcurrencyWaitTheirTurn() throws {
+        var backlogs = UserBacklogs(memoryAllowance: 4, windowSize: 1)
+        backlogs.acquired([])
+        let users = (0...UserBacklogs.readConcurrency).map { OrderingKey(userId: "u\($0)", platform: .android) }
+        for user in users {
+            _ = queue(2, of: user, into: &backlogs)
+            #expect(backlogs.take(for: user, room: 1).count == 1)
+        }
+        let reads = users.compactMap { backlogs.readNeeded(for: $0) }
+        #expect(reads.map(\.user) == Array(users.dropLast()))
+        #expect(backlogs.usersWaitingForRead().isEmpty, "no read is free")
+        backlogs.read(for: users[0], [delivery(users[0], position: 2)], upTo: 2)
+        #expect(backlogs.usersWaitingForRead() == [users.last!])
+        let last = backlogs.readNeeded(for: users.last!)
+        #expect(last?.after == 1)
+    }
+
     @Test func aNewHolderReadsWhatIsQueuedWithTheFirstInDoubt() throws {
         var backlogs = UserBacklogs(memoryAllowance: 4, windowSize: 8)
         backlogs.acquired([(user: alice, lastSeq: 12)])

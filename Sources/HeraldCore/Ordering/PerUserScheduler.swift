@@ -176,6 +176,16 @@ public struct PerUserScheduler<Key: Hashable & Sendable, Item> {
         return released
     }
 
+    /// Removes and returns `user`'s waiting deliveries, in order (they move elsewhere, e.g. to a
+    /// durable backlog behind the user's blocked one); its blocked delivery, if any, stays.
+    @inlinable
+    public mutating func removeWaiting(user: Key) -> [Item] {
+        guard let queue = waiting.removeValue(forKey: user) else { return [] }
+        waitingTotal -= queue.count
+        if blocked[user] == nil, let index = ready.firstIndex(of: user) { ready.remove(at: index) }
+        return queue.map(\.1)
+    }
+
     @inlinable
     mutating func fillLanes(into released: inout [Release]) {
         while runningCount < lanes, let release = resuming.popFirst() {

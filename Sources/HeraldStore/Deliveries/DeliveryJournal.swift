@@ -388,7 +388,8 @@ public struct DeliveryJournal: Sendable {
     }
 
     /// Writes or completes `.pending`, `.deferred` and `.queued` rows; a terminal row is never
-    /// changed.
+    /// changed, and a `.queued` one only by a terminal record (its backlog row resumes it: a
+    /// `.pending` write that lands after the delivery was queued must not hide that).
     static func upsertSQL(sharing: Bool) -> String {
         sharing ? sharingUpsertSQL : plainUpsertSQL
     }
@@ -410,7 +411,7 @@ public struct DeliveryJournal: Sendable {
             ON CONFLICT (device_ref, position) DO UPDATE
             SET state = EXCLUDED.state, attempts = EXCLUDED.attempts, provider_id = EXCLUDED.provider_id, last_error = EXCLUDED.last_error,
                 payload = EXCLUDED.payload, payload_digest = EXCLUDED.payload_digest, recorded_at = now()
-            WHERE journal.state IN ('pending', 'deferred', 'queued')
+            WHERE journal.state IN ('pending', 'deferred') OR (journal.state = 'queued' AND EXCLUDED.state NOT IN ('pending', 'deferred'))
             """
     }
 

@@ -96,6 +96,9 @@ public struct WorkerConfiguration: Sendable {
     public var backlogAfter: Int
     /// How many queued deliveries of one user are kept in memory, and read back at a time.
     public var backlogWindow: Int
+    /// How many queued deliveries of all users together are kept in memory (beyond it they are
+    /// read back when their user gets to them): the backlog's memory, whatever its length.
+    public var backlogMemory: Int
     /// How often a worker checks that it still holds the backlog, or tries to take it.
     public var backlogCheckInterval: Duration
 
@@ -128,12 +131,13 @@ public struct WorkerConfiguration: Sendable {
         self.backlog = true
         self.backlogAfter = 64
         self.backlogWindow = 32
+        self.backlogMemory = 8_192
         self.backlogCheckInterval = .seconds(2)
     }
 
     /// Whether this worker queues busy users' deliveries in the backlog (``backlog``, without
     /// partitions).
-    var usesBacklog: Bool { backlog && partitions == 0 }
+    public var usesBacklog: Bool { backlog && partitions == 0 }
 
     /// The partition queues when ``partitions`` > 0.
     public var partitionLayout: PartitionLayout? {
@@ -157,7 +161,7 @@ public struct WorkerConfiguration: Sendable {
         }
         guard ingestRetryInterval > .zero else { throw fail("the ingest retry interval must be positive") }
         guard partitionClaimSpacing >= .zero else { throw fail("durations must not be negative") }
-        guard backlogAfter >= 1, backlogWindow >= 1, backlogCheckInterval > .zero else {
+        guard backlogAfter >= 1, backlogWindow >= 1, backlogMemory >= 1, backlogCheckInterval > .zero else {
             throw fail("backlog: at least 1 delivery in memory and per read, and a positive check interval")
         }
     }

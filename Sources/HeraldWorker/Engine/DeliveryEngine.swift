@@ -53,6 +53,7 @@ final class DeliveryEngine: Sendable {
         /// ``UserBacklogs/memoryAllowance`` and ``UserBacklogs/windowSize``.
         var backlogAfter: Int
         var backlogWindow: Int
+        var backlogMemory: Int
     }
 
     let mailbox = EngineMailbox()
@@ -356,22 +357,34 @@ final class DeliveryEngine: Sendable {
         state.waitingChanged = true
     }
 
-    /// Its provider's breaker is open: a `.deferred` row keeps its position and attempts, the
-    /// lane goes on, and its message will be republished to the wait queue once settled.
+    /// Its provider's breaker is open. While this worker holds the backlog, the delivery goes to
+    /// its user's backlog with the user's deliveries waiting behind it, its lane goes on, and
+    /// they go out in order once the breaker's probe succeeds. Otherwise (partitions, or
+    /// stopping) a `.deferred` row keeps its position and attempts, the lane goes on, and its
+    /// message will be republished to the wait queue once settled.
     private func deferDelivery(_ delivery: Delivery, reason: String, state: inout LoopState, released: inout [Lanes.Release]) {
         let key = ProviderGates.Key(delivery.recipient)
         let until = state.gates.reopensAt(key) ?? ContinuousClock.now + settings.circuitBreaker.initialOpen
-        if delivery.backlogPlace != nil {
-            // No message to republish: it waits here, its user's later ones behind it, until the
-            // breaker lets a probe through.
+        let user = delivery.recipient.orderingKey
+        if delivery.backlogPlace != nil || state.backlog.has(user) {
+            // Queued already, or ahead of its user's queued ones (it waited in memory when they
+            // were queued): it waits here, the user's later ones behind it, until the breaker
+            // lets a probe through.
             waitInMemory(delivery, until: until, state: &state, released: &released)
+            return
+        }
+        metrics.deferred(key.platform)
+        if state.backlog.isHeld, !stop.isStopping {
+            let behind = state.scheduler.removeWaiting(user: user)
+            complete(delivery, state: &state, released: &released)
+            queueInBacklog(delivery, user: user, state: &state)
+            for later in behind { queueInBacklog(later, user: user, state: &state) }
             return
         }
         complete(delivery, state: &state, released: &released)
         tracker.markDeferred([delivery], until: until)
         queueRecord(delivery, state: .deferred, lastError: "deferred, provider failing: \(reason)", into: &state)
         busy.add(1, ordering: .relaxed)  // until durable
-        metrics.deferred(key.platform)
     }
 
     /// Parks `delivery` until `due` (a retry, or a backlog delivery waiting for its breaker): its
@@ -645,27 +658,31 @@ final class DeliveryEngine: Sendable {
         metrics.abandoned(deliveries.count)
     }
 
-    /// Hands the lanes the queued deliveries of the users looked at this turn (up to the memory
-    /// allowance each), and starts the reads they need.
+    /// Hands the lanes the next queued delivery of each user looked at this turn whose lanes hold
+    /// nothing else of it, and starts the reads they need (then those of users whose read waited).
     private func feedFromBacklog(_ state: inout LoopState, released: inout [Lanes.Release]) {
         guard !state.backlogTouched.isEmpty else { return }
-        let users = state.backlogTouched
+        var users = Array(state.backlogTouched)
         state.backlogTouched.removeAll()
         guard !stop.isStopping else { return }
-        for user in users {
-            let room = state.backlog.memoryAllowance - state.scheduler.waitingCount(user: user)
-            for delivery in state.backlog.take(for: user, room: room) {
+        var index = 0
+        while index < users.count {
+            let user = users[index]
+            index += 1
+            let idle = !state.scheduler.isRunning(user: user) && state.scheduler.waitingCount(user: user) == 0
+            for delivery in state.backlog.take(for: user, room: idle ? 1 : 0) {
                 state.scheduler.enqueue(delivery, user: user, into: &released)
             }
             if let read = state.backlog.readNeeded(for: user) { readBacklog(read) }
             state.backlog.endIfDone(user)
+            if index == users.count { users += state.backlog.usersWaitingForRead() }
         }
     }
 
     /// Reads the next window of a user's backlog, off the loop.
     private func readBacklog(_ read: UserBacklogs.Read) {
         guard let backlog else { return }
-        let retry = self.retry, mailbox = self.mailbox, logger = self.logger, limit = settings.backlogWindow
+        let retry = self.retry, mailbox = self.mailbox, logger = self.logger, limit = read.limit
         Task {
             let text = UserBacklogs.text(read.user)
             guard
@@ -776,6 +793,6 @@ private struct LoopState {
     init(settings: DeliveryEngine.Settings) {
         scheduler = PerUserScheduler(lanes: settings.lanes)
         gates = ProviderGates(policy: settings.circuitBreaker)
-        backlog = UserBacklogs(memoryAllowance: settings.backlogAfter, windowSize: settings.backlogWindow)
+        backlog = UserBacklogs(memoryAllowance: settings.backlogAfter, windowSize: settings.backlogWindow, memoryBudget: settings.backlogMemory)
     }
 }

@@ -13,10 +13,14 @@ import HeraldStore
 ///   already; otherwise it goes to the lanes as before (a quiet user costs nothing here).
 /// - Places are numbered per user in the order deliveries arrive, so the backlog keeps the
 ///   user's order whatever order the writes end in.
-/// - A queued delivery goes to the lanes only once its row is durable, and only while its user
-///   has fewer than ``memoryAllowance`` waiting there: the lanes see at most that many of a user.
-/// - Durable deliveries stay in memory up to ``windowSize`` per user; past that they are dropped
-///   and read back in order, a window at a time, when the user gets there.
+/// - A queued delivery goes to the lanes only once its row is durable, and one at a time: when
+///   its user has nothing else there (the engine asks for `room` 1 then). A user's backlog costs
+///   the lanes one delivery, whatever its length.
+/// - Durable deliveries stay in memory up to ``windowSize`` per user and ``memoryBudget`` for
+///   all users together; past that they are dropped and read back in order, a window at a time,
+///   when the user gets there. At most ``readConcurrency`` reads run at once; a read finds room
+///   for at least one delivery, so no user starves while others' windows fill the budget (their
+///   provider may be down).
 /// - A user's backlog ends when nothing of it is left in memory, in the database or being
 ///   written; the user's next delivery goes to the lanes again.
 struct UserBacklogs {
@@ -33,6 +37,8 @@ struct UserBacklogs {
         /// Deliveries of this user being written.
         var writing = 0
         var reading = false
+        /// In ``UserBacklogs/waitingForRead``.
+        var waitsForRead = false
         /// The next read's first delivery may have been sent just before this worker took the
         /// backlog over (a crash, a lost lock): ask before sending it again.
         var headInDoubt = false
@@ -46,17 +52,29 @@ struct UserBacklogs {
     struct Read {
         let user: OrderingKey
         let after: Int64
+        /// Deliveries to read at most.
+        let limit: Int
         let inDoubt: Bool
     }
 
+    /// Reads under way at most.
+    static let readConcurrency = 4
+
     let memoryAllowance: Int
     let windowSize: Int
+    let memoryBudget: Int
     private(set) var isHeld = false
     private var orders: [OrderingKey: Order] = [:]
+    /// Deliveries in all windows.
+    private(set) var inMemory = 0
+    private var readsUnderWay = 0
+    /// Users whose read waits for one of the ``readConcurrency`` reads.
+    private var waitingForRead: Deque<OrderingKey> = []
 
-    init(memoryAllowance: Int, windowSize: Int) {
+    init(memoryAllowance: Int, windowSize: Int, memoryBudget: Int = .max) {
         self.memoryAllowance = max(1, memoryAllowance)
         self.windowSize = max(1, windowSize)
+        self.memoryBudget = max(1, memoryBudget)
     }
 
     /// Users with a backlog.
@@ -88,8 +106,9 @@ struct UserBacklogs {
             let user = delivery.recipient.orderingKey
             guard var order = orders[user], let seq = delivery.backlogPlace?.seq else { continue }
             order.writing -= 1
-            if !order.hasDropped, order.window.count < windowSize, seq > order.readUpTo {
+            if !order.hasDropped, order.window.count < windowSize, inMemory < memoryBudget, seq > order.readUpTo {
                 order.window.append(delivery)
+                inMemory += 1
                 order.readUpTo = seq
             } else {
                 order.droppedUpTo = max(order.droppedUpTo ?? seq, seq)
@@ -110,27 +129,52 @@ struct UserBacklogs {
         guard room > 0, var order = orders[user], !order.window.isEmpty else { return [] }
         var taken: [Delivery] = []
         while taken.count < room, let next = order.window.popFirst() { taken.append(next) }
+        inMemory -= taken.count
         orders[user] = order
         return taken
     }
 
     /// The read `user` needs now (its window is empty and deliveries wait in the database), if
-    /// none is under way; marks it under way.
+    /// none is under way and one of the ``readConcurrency`` reads is free (else the user waits
+    /// for one: ``usersWaitingForRead()``); marks it under way.
     mutating func readNeeded(for user: OrderingKey) -> Read? {
         guard var order = orders[user], order.window.isEmpty, order.hasDropped, !order.reading else { return nil }
+        guard readsUnderWay < Self.readConcurrency else {
+            if !order.waitsForRead {
+                orders[user]?.waitsForRead = true
+                waitingForRead.append(user)
+            }
+            return nil
+        }
         order.reading = true
-        let read = Read(user: user, after: order.readUpTo, inDoubt: order.headInDoubt)
+        readsUnderWay += 1
+        let limit = min(windowSize, max(1, memoryBudget - inMemory))
+        let read = Read(user: user, after: order.readUpTo, limit: limit, inDoubt: order.headInDoubt)
         order.headInDoubt = false
         orders[user] = order
         return read
     }
 
+    /// Users whose read waited and may start now (as many as reads are free), removed from the
+    /// wait: look at them again.
+    mutating func usersWaitingForRead() -> [OrderingKey] {
+        var users: [OrderingKey] = []
+        while users.count < Self.readConcurrency - readsUnderWay, let user = waitingForRead.popFirst() {
+            orders[user]?.waitsForRead = false
+            users.append(user)
+        }
+        return users
+    }
+
     /// A read ended: `deliveries` (in order) join the window; `upTo` is the last place read
     /// (nil: nothing left after the read's start).
     mutating func read(for user: OrderingKey, _ deliveries: [Delivery], upTo: Int64?) {
-        guard var order = orders[user] else { return }
+        // A read started before the backlog was lost (and maybe taken again) is not this one's.
+        guard var order = orders[user], order.reading else { return }
         order.reading = false
+        readsUnderWay -= 1
         order.window.append(contentsOf: deliveries)
+        inMemory += deliveries.count
         if let upTo {
             order.readUpTo = max(order.readUpTo, upTo)
         } else if let dropped = order.droppedUpTo {
@@ -142,7 +186,9 @@ struct UserBacklogs {
 
     /// A read failed (the worker is stopping): tried again when the user is looked at next.
     mutating func readFailed(for user: OrderingKey) {
+        guard orders[user]?.reading == true else { return }
         orders[user]?.reading = false
+        readsUnderWay -= 1
     }
 
     /// Forgets `user`'s backlog if nothing of it is left; true if it did.
@@ -172,6 +218,9 @@ struct UserBacklogs {
         isHeld = false
         let dropped = orders.values.flatMap { $0.window }
         orders.removeAll()
+        inMemory = 0
+        readsUnderWay = 0
+        waitingForRead.removeAll()
         return dropped
     }
 

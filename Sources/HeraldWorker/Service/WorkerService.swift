@@ -125,7 +125,7 @@ public final class WorkerService: Service, Sendable {
                 recordBatchSize: configuration.recordBatchSize, recordConcurrency: configuration.recordConcurrency,
                 recordLinger: configuration.recordLinger, recordLingerBelow: configuration.recordLingerBelow,
                 circuitBreaker: configuration.circuitBreaker, backlogAfter: configuration.backlogAfter,
-                backlogWindow: configuration.backlogWindow
+                backlogWindow: configuration.backlogWindow, backlogMemory: configuration.backlogMemory
             ),
             sender: sender, journal: store.journal, backlog: configuration.usesBacklog ? store.backlog : nil, tracker: tracker,
             deadTokens: DeadTokenRegistry(capacity: configuration.deadTokenMemory),

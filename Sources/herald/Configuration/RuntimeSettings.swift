@@ -109,13 +109,18 @@ enum RuntimeSettings {
         configuration.backlog = try settings.bool(.workerBacklog, default: true)
         configuration.backlogAfter = try settings.int(.workerBacklogAfter, default: 64, range: 1...100_000)
         configuration.backlogWindow = try settings.int(.workerBacklogWindow, default: 32, range: 1...100_000)
+        configuration.backlogMemory = try settings.int(.workerBacklogMemory, default: 8_192, range: 1...10_000_000)
         let failures = try settings.int(.workerCircuitFailures, default: 10, range: 0...1_000_000)
         if failures == 0 {
             configuration.circuitBreaker = .disabled
         } else {
             configuration.circuitBreaker.minimumFailures = failures
-            configuration.circuitBreaker.initialOpen = try settings.duration(.workerCircuitOpen, default: .seconds(5))
-            configuration.circuitBreaker.maximumOpen = try settings.duration(.workerCircuitMaxOpen, default: .seconds(60))
+            // Waiting in the backlog costs nothing, so a failing provider is probed every few
+            // seconds and its deliveries go soon after it answers again; each reopening of the
+            // wait queue (partitions) sends its copies round again, so it waits longer there.
+            configuration.circuitBreaker.initialOpen = try settings.duration(.workerCircuitOpen, default: .seconds(2))
+            configuration.circuitBreaker.maximumOpen = try settings.duration(
+                .workerCircuitMaxOpen, default: configuration.usesBacklog ? .seconds(4) : .seconds(60))
             let slow = try settings.duration(.workerCircuitSlow, default: .seconds(1))
             configuration.circuitBreaker.slowAnswer = slow > .zero ? slow : nil
         }

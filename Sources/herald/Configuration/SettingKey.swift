@@ -85,8 +85,9 @@ extension SettingKey {
             "Provider faults (5xx, no connection, timeouts) within 10s, at least half of the answers, that open a provider's circuit breaker: its deliveries then wait in the broker (default 10; 0 = never open)."
     )
     static let workerCircuitOpen = SettingKey(
-        "worker", "circuit_open", help: "How long an open circuit breaker waits before it probes the provider (default 5s; doubles after each failed probe).")
-    static let workerCircuitMaxOpen = SettingKey("worker", "circuit_max_open", help: "Longest wait between two probes of a failing provider (default 60s).")
+        "worker", "circuit_open", help: "How long an open circuit breaker waits before it probes the provider (default 2s; doubles after each failed probe).")
+    static let workerCircuitMaxOpen = SettingKey(
+        "worker", "circuit_max_open", help: "Longest wait between two probes of a failing provider (default 4s with the backlog, 60s with partitions).")
     static let workerCircuitSlow = SettingKey(
         "worker", "circuit_slow",
         help: "A provider answer slower than this counts as a fault for its circuit breaker; the push itself stays sent (default 1s; 0 = never).")
@@ -99,6 +100,8 @@ extension SettingKey {
         "worker", "backlog_after", help: "How many of a user's deliveries may wait in memory before the next ones are queued in the backlog (default 64).")
     static let workerBacklogWindow = SettingKey(
         "worker", "backlog_window", help: "How many queued deliveries of one user are kept in memory and read back at a time (default 32).")
+    static let workerBacklogMemory = SettingKey(
+        "worker", "backlog_memory", help: "How many queued deliveries of all users together are kept in memory (default 8192).")
     static let workerMetricsListen = SettingKey(
         "worker", "metrics_listen", help: "host:port where herald worker serves /metrics, /healthz and /readyz (default: none).")
 
@@ -173,7 +176,7 @@ extension SettingKey {
         .workerThreads, .workerSender, .workerLogSenderFile, .workerShutdownTimeout, .workerDedupeRetention,
         .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache, .workerMetricsListen, .workerPartitions,
         .workerLegacyBadge, .workerLegacyExtras, .workerCircuitFailures, .workerCircuitOpen, .workerCircuitMaxOpen, .workerCircuitSlow,
-        .workerBacklog, .workerBacklogAfter, .workerBacklogWindow,
+        .workerBacklog, .workerBacklogAfter, .workerBacklogWindow, .workerBacklogMemory,
         .templatesDefaultCulture,
         .apnsKeyPath, .apnsKeyID, .apnsTeamID, .apnsTopic, .apnsEnvironment, .apnsURL, .apnsCertPath,
         .apnsCertKeyPath, .apnsCertPassword, .apnsCAPath,

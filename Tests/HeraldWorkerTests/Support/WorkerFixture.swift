@@ -153,15 +153,16 @@ struct WorkerFixture: Sendable {
         )
     }
 
-    /// Waits until `queues` (the main queue by default) are empty and every one of `workers`
-    /// consumes and holds no message, on three polls in a row (a message requeued by a lost
-    /// connection may still be on its way back).
+    /// Waits until `queues` (the main queue by default) and the backlog are empty and every one
+    /// of `workers` consumes and holds no message, on three polls in a row (a message requeued by
+    /// a lost connection may still be on its way back).
     func waitUntilSettled(_ workers: WorkerService..., queues: [String]? = nil, timeout: Duration = .seconds(30)) async throws {
         let queues = queues ?? [topology.queue]
         var quiet = 0
         try await waitUntil("every queue is empty and nothing is in flight", timeout: timeout) {
             var empty = true
             for queue in queues where (try? await depth(queue)) != 0 { empty = false }
+            if empty, (try? await store.backlog.count()) != 0 { empty = false }
             let idle = empty && workers.allSatisfy { $0.isConsuming && $0.statistics.messagesInFlight == 0 }
             quiet = idle ? quiet + 1 : 0
             if quiet < 3 { try await Task.sleep(for: .milliseconds(100)) }
