@@ -1,4 +1,5 @@
 import Foundation
+import HeraldAMQP
 import HeraldCore
 import HeraldStore
 import HeraldTesting
@@ -50,21 +51,7 @@ struct BacklogTests {
     /// once, in order, and records them as sent.
     @Test func queuedDeliveriesGoOutAfterARestart() async throws {
         try await WorkerFixture.with { fixture in
-            try await fixture.store.devices.importDevices([TestEvents.device("phone", user: "busy", platform: .ios, token: TestEvents.apnsToken(1))])
-            let slow = RecordingSender()
-            slow.setSlow(.ios, .milliseconds(100))
-            let events = (0..<30).map { TestEvents.xml(users: ["busy"], parameters: ["\($0)", "RUB"], sequence: $0) }
-            var configuration = fixture.configuration(lanes: 2, prefetch: 10)
-            configuration.backlogAfter = 4
-            try await fixture.withWorker(sender: slow, configuration: configuration) { worker in
-                try await fixture.publish(events)
-                try await waitUntil("every message acknowledged", timeout: .seconds(20)) { worker.statistics.acked == events.count }
-                #expect(slow.count < events.count, "all sent before the stop: the test proves nothing")
-            }
-            let queued = try await fixture.store.backlog.count()
-            #expect(queued > 0)
-            #expect(queued + slow.count == events.count, "queued \(queued) + sent \(slow.count)")
-
+            let (events, slow, configuration) = try await Self.stopWithDeliveriesQueued(fixture)
             let fast = RecordingSender()
             try await fixture.withWorker(sender: fast, configuration: configuration) { worker in
                 try await waitUntil("the rest", timeout: .seconds(20)) { slow.count + fast.count == events.count }
@@ -72,10 +59,50 @@ struct BacklogTests {
             }
             let sequences = (slow.sent + fast.sent).compactMap(OrderingTests.sequence)
             #expect(sequences == Array(0..<30), "sent out of order, twice, or not at all")
-            for event in events {
-                let rows = try await fixture.store.journal.deliveries(ofMessage: MessageKey(text: DeliveryKey.messageKey(forBody: event)))
-                #expect(rows.map(\.state) == [.sent])
-            }
+            try await Self.expectEverySent(events, fixture)
+        }
+    }
+
+    /// The SRE's drain before a format change: the queue is empty, but deliveries are still owed
+    /// from the backlog (their messages were acknowledged). `herald drain` sends them and is
+    /// complete only once the backlog is empty.
+    @Test func drainWaitsForTheBacklog() async throws {
+        try await WorkerFixture.with { fixture in
+            let (events, _, _) = try await Self.stopWithDeliveriesQueued(fixture)
+            #expect(try await fixture.depth(fixture.topology.queue) == 0, "only the backlog is left")
+            let result = try HeraldCLI.run(
+                ["drain", "--timeout", "60s", "--sender", "null"], environment: WorkerProcessEnvironment.make(fixture), timeout: .seconds(90))
+            #expect(result.status == 0, "stdout: \(result.stdout)\nstderr: \(result.stderr)")
+            #expect(result.stdout.contains("Drain complete"))
+            #expect(try await fixture.store.backlog.count() == 0)
+            try await Self.expectEverySent(events, fixture)
+        }
+    }
+
+    /// Runs a worker with a slow provider until every message of a burst is acknowledged, and
+    /// stops it while some of the burst's deliveries are still queued.
+    private static func stopWithDeliveriesQueued(_ fixture: WorkerFixture) async throws -> ([Data], RecordingSender, WorkerConfiguration) {
+        try await fixture.store.devices.importDevices([TestEvents.device("phone", user: "busy", platform: .ios, token: TestEvents.apnsToken(1))])
+        let slow = RecordingSender()
+        slow.setSlow(.ios, .milliseconds(100))
+        let events = (0..<30).map { TestEvents.xml(users: ["busy"], parameters: ["\($0)", "RUB"], sequence: $0) }
+        var configuration = fixture.configuration(lanes: 2, prefetch: 10)
+        configuration.backlogAfter = 4
+        try await fixture.withWorker(sender: slow, configuration: configuration) { worker in
+            try await fixture.publish(events)
+            try await waitUntil("every message acknowledged", timeout: .seconds(20)) { worker.statistics.acked == events.count }
+            #expect(slow.count < events.count, "all sent before the stop: the test proves nothing")
+        }
+        let queued = try await fixture.store.backlog.count()
+        #expect(queued > 0)
+        #expect(queued + slow.count == events.count, "queued \(queued) + sent \(slow.count)")
+        return (events, slow, configuration)
+    }
+
+    private static func expectEverySent(_ events: [Data], _ fixture: WorkerFixture) async throws {
+        for event in events {
+            let rows = try await fixture.store.journal.deliveries(ofMessage: MessageKey(text: DeliveryKey.messageKey(forBody: event)))
+            #expect(rows.map(\.state) == [.sent])
         }
     }
 }

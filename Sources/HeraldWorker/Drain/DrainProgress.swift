@@ -3,6 +3,9 @@ public struct DrainProgress: Sendable, Hashable {
     /// Messages ready in the queue (not counting those held by the worker; with partitions, the
     /// main queue and every partition queue together); nil when the broker could not be asked.
     public var queueDepth: Int?
+    /// Deliveries queued in the backlog (their messages were acknowledged, they are owed all the
+    /// same); nil when the database could not be asked.
+    public var queuedInBacklog: Int?
     /// The worker's counters (consumed, delivered, dead-lettered, in flight…).
     public var statistics: WorkerStatistics
     public var elapsed: Duration
@@ -10,8 +13,9 @@ public struct DrainProgress: Sendable, Hashable {
     /// succeeded).
     public var isComplete: Bool
 
-    public init(queueDepth: Int?, statistics: WorkerStatistics, elapsed: Duration, isComplete: Bool) {
+    public init(queueDepth: Int?, queuedInBacklog: Int? = 0, statistics: WorkerStatistics, elapsed: Duration, isComplete: Bool) {
         self.queueDepth = queueDepth
+        self.queuedInBacklog = queuedInBacklog
         self.statistics = statistics
         self.elapsed = elapsed
         self.isComplete = isComplete

@@ -1,5 +1,6 @@
 import HeraldAMQP
 import HeraldCore
+import HeraldStore
 import Logging
 
 /// Seed 000's procedure before a message-format change, as one command (`herald drain`): run
@@ -13,8 +14,9 @@ import Logging
 /// empty.
 ///
 /// The depth counts the wait queues too (`<queue>.wait`: deliveries deferred while their
-/// provider fails), so a drain is not complete while a provider's circuit breaker holds messages
-/// back. With partitions (``WorkerConfiguration/partitions`` > 0) the depth is the sum of the main
+/// provider fails), and the drain waits for the backlog table to be empty (deliveries queued
+/// behind busy users or a failing provider, whose messages were acknowledged), so a drain is not
+/// complete while anything is owed. With partitions (``WorkerConfiguration/partitions`` > 0) the depth is the sum of the main
 /// queue and every partition queue (and their wait queues), and the drain's worker takes the ingest and the partitions
 /// only where no other process holds them. If other workers still run, it may own none of them
 /// and then only watches: a passive declare counts *ready* messages, not those another process
@@ -63,10 +65,14 @@ public enum QueueDrain {
                 } catch {
                     logger.debug("Queue depth unknown", metadata: [LogKey.error: "\(error)"])
                 }
+                let queued = try? await worker.store.backlog.count()
                 let statistics = worker.statistics
-                let idle = worker.isConsuming && depth == 0 && statistics.messagesInFlight == 0 && statistics.deliveriesInFlight == 0
+                let idle =
+                    worker.isConsuming && depth == 0 && queued == 0 && statistics.messagesInFlight == 0 && statistics.deliveriesInFlight == 0
                 quietPolls = idle ? quietPolls + 1 : 0
-                last = DrainProgress(queueDepth: depth, statistics: statistics, elapsed: ContinuousClock.now - started, isComplete: quietPolls >= 2)
+                last = DrainProgress(
+                    queueDepth: depth, queuedInBacklog: queued, statistics: statistics, elapsed: ContinuousClock.now - started,
+                    isComplete: quietPolls >= 2)
                 progress(last)
                 if last.isComplete || last.elapsed >= timeout { break }
             }

@@ -30,11 +30,10 @@ import Synchronization
 ///
 /// Provider outages (``ProviderGates``, one ``HeraldCore/CircuitBreaker`` per platform and
 /// app): while a provider's breaker is open, its deliveries are *deferred* instead of sent or
-/// parked: a `.deferred` row keeps their position and attempts, their lane goes on, and once
-/// their message is settled it is republished to the wait queue (``DeferredCopy``) and
-/// acknowledged, so the backlog waits in the broker, not in memory, and the other provider's
-/// deliveries keep flowing. Half-open, one delivery goes as the probe; the others are parked
-/// until it answers (sent if it succeeded, deferred if not).
+/// parked: queued in their users' backlog (or, without it, a `.deferred` row and their message
+/// republished to the wait queue, ``DeferredCopy``), their lanes go on, and the other
+/// provider's deliveries keep flowing. Half-open, one delivery goes as the probe; the others are
+/// parked until it answers (sent if it succeeded, deferred if not).
 ///
 /// Stopping: once ``StopSignal/isStopping``, nothing more is released or retried; what was
 /// sent finishes and is recorded (a graceful stop waits for that, bounded by the worker);
@@ -337,7 +336,7 @@ final class DeliveryEngine: Sendable {
             let parked = state.parked.removeAll { ProviderGates.Key($0.recipient) == key }
             let held = state.gates.releaseHeld(key)
             logger.warning(
-                "Provider failing: circuit open, its deliveries wait in the broker",
+                "Provider failing: circuit open, its deliveries wait",
                 metadata: [
                     LogKey.platform: "\(key.platform)", LogKey.app: "\(key.app ?? "default")", LogKey.error: "\(reason)",
                     LogKey.retryIn: "\(reopensAt - ContinuousClock.now)", LogKey.count: "\(parked.count + held.count)",

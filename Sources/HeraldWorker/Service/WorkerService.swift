@@ -39,7 +39,7 @@ import Synchronization
 /// blocking C work happens on the AMQP and PostgreSQL wrappers' own threads.
 public final class WorkerService: Service, Sendable {
     public let configuration: WorkerConfiguration
-    private let store: Store
+    let store: Store
     private let sender: any PushSender
     private let logger: Logger
     private let stopSignal = StopSignal()

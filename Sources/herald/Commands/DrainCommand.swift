@@ -51,7 +51,9 @@ struct DrainCommand: AsyncParsableCommand {
             """)
         if !final.isComplete {
             Console.error(
-                "herald drain: \(final.queueDepth.map { "\($0) message(s) still queued" } ?? "queue depth unknown"), \(s.messagesInFlight) message(s) were in flight"
+                "herald drain: \(final.queueDepth.map { "\($0) message(s) still queued" } ?? "queue depth unknown"), "
+                    + "\(final.queuedInBacklog.map { "\($0) delivery(ies) in the backlog" } ?? "backlog unknown"), "
+                    + "\(s.messagesInFlight) message(s) were in flight"
             )
             throw ExitCode.failure
         }
@@ -59,7 +61,8 @@ struct DrainCommand: AsyncParsableCommand {
 
     static func progressLine(_ p: DrainProgress) -> String {
         let s = p.statistics
-        return "draining \(Console.duration(p.elapsed)): queue \(p.queueDepth.map(String.init) ?? "?"), in flight \(s.messagesInFlight), "
+        return "draining \(Console.duration(p.elapsed)): queue \(p.queueDepth.map(String.init) ?? "?"), "
+            + "backlog \(p.queuedInBacklog.map(String.init) ?? "?"), in flight \(s.messagesInFlight), "
             + "consumed \(s.consumed), delivered \(s.delivered), dead-lettered \(s.deadLettered), failed \(s.failed)"
     }
 }
