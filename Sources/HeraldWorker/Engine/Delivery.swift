@@ -32,6 +32,9 @@ final class Delivery: @unchecked Sendable {
     var attempts: Int
     /// The journal holds a `.pending` row for it (it was retried): its outcome completes the row.
     var hasPendingRow: Bool
+    /// Its position was reserved by an earlier copy of its message (come again after a restart, a
+    /// crash or a deferral): it is older than whatever its user queued since.
+    var wasClaimedBefore: Bool { inDoubt || hasPendingRow }
     var ticket: Lanes.Ticket?
     var payload: PushPayload?
     var firstAttempt: ContinuousClock.Instant?

@@ -154,7 +154,11 @@ final class DeliveryEngine: Sendable {
         case .fanOut(let deliveries):
             for delivery in deliveries {
                 let user = delivery.recipient.orderingKey
-                if state.backlog.takes(user, waiting: state.scheduler.waitingCount(user: user)), !stop.isStopping {
+                if state.backlog.takes(user, waiting: state.scheduler.waitingCount(user: user)), !stop.isStopping,
+                    !(delivery.wasClaimedBefore && state.backlog.has(user))
+                {
+                    // (A delivery claimed before, its message come again after a crash, is
+                    // older than its user's queued ones: it goes to the lanes, ahead of them.)
                     queueInBacklog(delivery, user: user, state: &state)
                 } else {
                     state.scheduler.enqueue(delivery, user: user, into: &released)
@@ -374,10 +378,11 @@ final class DeliveryEngine: Sendable {
         }
         metrics.deferred(key.platform)
         if state.backlog.isHeld, !stop.isStopping {
+            // Queued first, then the user's waiting ones behind it (before its lane frees them).
             let behind = state.scheduler.removeWaiting(user: user)
             complete(delivery, state: &state, released: &released)
-            queueInBacklog(delivery, user: user, state: &state)
-            for later in behind { queueInBacklog(later, user: user, state: &state) }
+            queue(delivery, in: user, state: &state)
+            for later in behind { queue(later, in: user, state: &state) }
             return
         }
         complete(delivery, state: &state, released: &released)
@@ -593,8 +598,17 @@ final class DeliveryEngine: Sendable {
     // MARK: Backlog
 
     /// Queues `delivery` in its user's backlog: written with the next backlog write; its message
-    /// is settled once the row is durable.
+    /// is settled once the row is durable. When the user's backlog begins, the user's deliveries
+    /// waiting in the lanes are queued first: a user with a backlog has nothing in memory but
+    /// what is in flight, so after a crash nothing but that can come back behind its queued ones.
     private func queueInBacklog(_ delivery: Delivery, user: OrderingKey, state: inout LoopState) {
+        if !state.backlog.has(user) {
+            for waiting in state.scheduler.removeWaiting(user: user) { queue(waiting, in: user, state: &state) }
+        }
+        queue(delivery, in: user, state: &state)
+    }
+
+    private func queue(_ delivery: Delivery, in user: OrderingKey, state: inout LoopState) {
         delivery.backlogPlace = state.backlog.place(for: user)
         state.backlogWrites.append(delivery)
         busy.add(1, ordering: .relaxed)  // until durable
