@@ -140,6 +140,7 @@ let package = Package(
                 .embedInCode("Migrations/0006_device_positions_fillfactor.sql"),
                 .embedInCode("Migrations/0007_event_android_channel.sql"),
                 .embedInCode("Migrations/0008_backlog.sql"),
+                .embedInCode("Migrations/0009_backlog_holder.sql"),
             ],
             swiftSettings: strict
         ),

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldAMQP
 import HeraldCore
+import HeraldPostgres
 import HeraldStore
 import HeraldTesting
 import HeraldWorker
@@ -76,6 +77,40 @@ struct BacklogTests {
             #expect(result.stdout.contains("Drain complete"))
             #expect(try await fixture.store.backlog.count() == 0)
             try await Self.expectEverySent(events, fixture)
+        }
+    }
+
+    /// The backlog lock's session ends (as when PostgreSQL restarts) while a user's burst is
+    /// queued, and more of the user's pushes arrive: they wait until the worker holds the lock
+    /// again (nobody else took it: it goes on where it was), then go after the queued ones. The
+    /// whole burst arrives in order, each push once.
+    @Test func aLostLockHoldsTheUsersNewPushesBackUntilItIsBack() async throws {
+        try await WorkerFixture.with { fixture in
+            try await fixture.store.devices.importDevices([TestEvents.device("phone", user: "busy", platform: .ios, token: TestEvents.apnsToken(2))])
+            let sender = RecordingSender()
+            sender.setSlow(.ios, .milliseconds(30))
+            let first = (0..<40).map { TestEvents.xml(users: ["busy"], parameters: ["\($0)", "RUB"], sequence: $0) }
+            let second = (40..<60).map { TestEvents.xml(users: ["busy"], parameters: ["\($0)", "RUB"], sequence: $0) }
+            var configuration = fixture.configuration(lanes: 2, prefetch: 10)
+            configuration.backlogAfter = 4
+            configuration.backlogCheckInterval = .milliseconds(300)
+            try await fixture.withWorker(sender: sender, configuration: configuration) { worker in
+                try await fixture.publish(first)
+                try await waitUntil("the burst queued", timeout: .seconds(20)) { worker.statistics.acked == first.count }
+                #expect(sender.count < first.count, "all sent already: the test proves nothing")
+                let ended = try await fixture.database.admin.query(
+                    """
+                    SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+                    WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    """)
+                #expect(try ended.first?.decode(Int.self, at: 0) == 1, "the worker's lock session")
+                try await fixture.publish(second)
+                try await waitUntil("every push", timeout: .seconds(30)) { sender.count >= first.count + second.count }
+                try await fixture.waitUntilSettled(worker)
+            }
+            let sequences = sender.sent.compactMap(OrderingTests.sequence)
+            #expect(sequences == Array(0..<60), "sent out of order, twice, or not at all")
+            try await Self.expectEverySent(first + second, fixture)
         }
     }
 

@@ -156,14 +156,33 @@ struct UserBacklogsTests {
         #expect(after == nil)
     }
 
-    @Test func aLostBacklogIsForgotten() {
+    @Test func aForgottenBacklogIsGone() {
         var backlogs = UserBacklogs(memoryAllowance: 1, windowSize: 8)
         backlogs.acquired([])
         _ = queue(3, of: alice, into: &backlogs)
-        let forgotten = backlogs.lost()
+        let forgotten = backlogs.forget()
         #expect(forgotten.count == 3)
         #expect(!backlogs.isHeld && !backlogs.has(alice))
         #expect(!backlogs.takes(alice, waiting: 100))
+        #expect(!backlogs.holdsBack(alice))
+    }
+
+    @Test func aSuspendedBacklogHoldsItsUsersBackAndResumesAsItWas() {
+        var backlogs = UserBacklogs(memoryAllowance: 1, windowSize: 8)
+        backlogs.acquired([])
+        _ = queue(3, of: alice, into: &backlogs)
+        backlogs.suspend()
+        #expect(backlogs.holdsBack(alice), "alice's queued ones go first: her new one waits")
+        #expect(!backlogs.holdsBack(bob))
+        #expect(!backlogs.takes(bob, waiting: 100), "nothing is queued without the lock")
+        backlogs.resume()
+        #expect(!backlogs.holdsBack(alice))
+        #expect(backlogs.take(for: alice, room: 1).map(\.position) == [1], "the window kept")
+        // Taken back after another holder: what was known is read anew.
+        backlogs.suspend()
+        backlogs.acquired([(user: bob, lastSeq: 4)])
+        #expect(!backlogs.has(alice) && backlogs.has(bob))
+        #expect(backlogs.inMemory == 0)
     }
 
     @Test func orderKeysParseBackWhateverTheUserId() {

@@ -109,8 +109,14 @@ final class DeliveryEngine: Sendable {
     /// deliveries queued, up to these places.
     func backlogAcquired(_ queued: [(user: OrderingKey, lastSeq: Int64)]) { mailbox.post(.backlogAcquired(queued)) }
 
-    /// This worker lost the backlog.
+    /// This worker lost the backlog's lock and may take it back (``BacklogKeeper``).
     func backlogLost() { mailbox.post(.backlogLost) }
+
+    /// This worker took the lock back and nobody held it meanwhile.
+    func backlogResumed() { mailbox.post(.backlogResumed) }
+
+    /// Another worker holds the backlog now.
+    func backlogGone() { mailbox.post(.backlogGone) }
 
     /// No more deliveries will come: ``run()`` returns once what runs is recorded (or at once
     /// when aborted).
@@ -154,7 +160,10 @@ final class DeliveryEngine: Sendable {
         case .fanOut(let deliveries):
             for delivery in deliveries {
                 let user = delivery.recipient.orderingKey
-                if state.backlog.takes(user, waiting: state.scheduler.waitingCount(user: user)), !stop.isStopping,
+                if state.backlog.holdsBack(user) {
+                    // Its user's queued deliveries go first, once the lock is back.
+                    state.heldBack.append(delivery)
+                } else if state.backlog.takes(user, waiting: state.scheduler.waitingCount(user: user)), !stop.isStopping,
                     !(delivery.wasClaimedBefore && state.backlog.has(user))
                 {
                     // (A delivery claimed before, its message come again after a crash, is
@@ -205,13 +214,25 @@ final class DeliveryEngine: Sendable {
             state.backlogTouched.insert(user)
         case .backlogAcquired(let queued):
             state.backlog.acquired(queued)
-            state.backlogTouched.formUnion(queued.map(\.user))
+            queueHeldBack(&state)
+            state.backlogTouched.formUnion(state.backlog.users)
             logger.info("Holding the backlog", metadata: [LogKey.count: "\(queued.count)"])
+        case .backlogResumed:
+            state.backlog.resume()
+            queueHeldBack(&state)
+            state.backlogTouched.formUnion(state.backlog.users)
+            logger.notice("Holding the backlog again", metadata: [LogKey.count: "\(state.backlog.count)"])
         case .backlogLost:
-            let forgotten = state.backlog.lost()
-            state.backlogTouched.removeAll()
+            state.backlog.suspend()
             logger.warning(
-                "Lost the backlog lock; whoever takes it sends the queued deliveries", metadata: [LogKey.count: "\(forgotten.count)"])
+                "Lost the backlog lock; the new deliveries of users with queued ones wait until it is back",
+                metadata: [LogKey.count: "\(state.backlog.count)"])
+        case .backlogGone:
+            state.backlog.forget()
+            state.backlogTouched.removeAll()
+            for delivery in state.heldBack { state.scheduler.enqueue(delivery, user: delivery.recipient.orderingKey, into: &released) }
+            state.heldBack.removeAll()
+            logger.warning("Another worker holds the backlog; it sends the queued deliveries")
         case .wake:
             break
         }
@@ -362,9 +383,9 @@ final class DeliveryEngine: Sendable {
 
     /// Its provider's breaker is open. While this worker holds the backlog, the delivery goes to
     /// its user's backlog with the user's deliveries waiting behind it, its lane goes on, and
-    /// they go out in order once the breaker's probe succeeds. Otherwise (partitions, or
-    /// stopping) a `.deferred` row keeps its position and attempts, the lane goes on, and its
-    /// message will be republished to the wait queue once settled.
+    /// they go out in order once the breaker's probe succeeds. Otherwise (partitions, or a
+    /// worker that does not hold the backlog) a `.deferred` row keeps its position and attempts,
+    /// the lane goes on, and its message will be republished to the wait queue once settled.
     private func deferDelivery(_ delivery: Delivery, reason: String, state: inout LoopState, released: inout [Lanes.Release]) {
         let key = ProviderGates.Key(delivery.recipient)
         let until = state.gates.reopensAt(key) ?? ContinuousClock.now + settings.circuitBreaker.initialOpen
@@ -376,8 +397,16 @@ final class DeliveryEngine: Sendable {
             waitInMemory(delivery, until: until, state: &state, released: &released)
             return
         }
+        if stop.isStopping {
+            // Like every delivery still waiting at a stop: dropped, its message comes again at
+            // once (a copy in the wait queue would come back after its user's later ones).
+            delivery.ticket = nil
+            tracker.drop([delivery])
+            metrics.abandoned(1)
+            return
+        }
         metrics.deferred(key.platform)
-        if state.backlog.isHeld, !stop.isStopping {
+        if state.backlog.isHeld {
             // Queued first, then the user's waiting ones behind it (before its lane frees them).
             let behind = state.scheduler.removeWaiting(user: user)
             complete(delivery, state: &state, released: &released)
@@ -423,9 +452,10 @@ final class DeliveryEngine: Sendable {
 
     /// Stopping: nothing more is sent; deliveries waiting for a lane or a retry are dropped.
     private func stopWork(_ state: inout LoopState, released: inout [Lanes.Release]) {
-        let dropped = released.map(\.item) + state.readyToSend + state.parked.removeAll() + state.gates.releaseAllHeld()
+        let dropped = released.map(\.item) + state.readyToSend + state.parked.removeAll() + state.gates.releaseAllHeld() + state.heldBack
         released.removeAll()
         state.readyToSend.removeAll()
+        state.heldBack.removeAll()
         if !state.backlogWrites.isEmpty {
             busy.subtract(state.backlogWrites.count, ordering: .relaxed)
             abandonBacklogWrites(state.backlogWrites, state: &state)
@@ -671,10 +701,18 @@ final class DeliveryEngine: Sendable {
         metrics.abandoned(deliveries.count)
     }
 
+    /// Queues the deliveries held back while the lock was away, in arrival order (behind their
+    /// users' queued ones).
+    private func queueHeldBack(_ state: inout LoopState) {
+        guard !stop.isStopping else { return }
+        for delivery in state.heldBack { queueInBacklog(delivery, user: delivery.recipient.orderingKey, state: &state) }
+        state.heldBack.removeAll()
+    }
+
     /// Hands the lanes the next queued delivery of each user looked at this turn whose lanes hold
     /// nothing else of it, and starts the reads they need (then those of users whose read waited).
     private func feedFromBacklog(_ state: inout LoopState, released: inout [Lanes.Release]) {
-        guard !state.backlogTouched.isEmpty else { return }
+        guard !state.backlogTouched.isEmpty, state.backlog.isHeld else { return }
         var users = Array(state.backlogTouched)
         state.backlogTouched.removeAll()
         guard !stop.isStopping else { return }
@@ -802,6 +840,8 @@ private struct LoopState {
     var backlogWriting = false
     /// Users whose backlog may have deliveries for the lanes or need a read: looked at once per turn.
     var backlogTouched: Set<OrderingKey> = []
+    /// New deliveries of users with queued ones, while the lock is away (``UserBacklogs/holdsBack(_:)``).
+    var heldBack: [Delivery] = []
 
     init(settings: DeliveryEngine.Settings) {
         scheduler = PerUserScheduler(lanes: settings.lanes)

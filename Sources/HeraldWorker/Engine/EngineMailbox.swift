@@ -27,6 +27,10 @@ final class EngineMailbox: Sendable {
         case backlogAcquired([(user: OrderingKey, lastSeq: Int64)])
         /// This worker lost the backlog.
         case backlogLost
+        /// The lock was taken back and nobody held it meanwhile: the backlog goes on as it was.
+        case backlogResumed
+        /// Another worker holds the lock: the backlog is forgotten here.
+        case backlogGone
         /// Something to look at: a retry may be due, or the worker is stopping.
         case wake
     }

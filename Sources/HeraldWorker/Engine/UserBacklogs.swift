@@ -64,6 +64,9 @@ struct UserBacklogs {
     let windowSize: Int
     let memoryBudget: Int
     private(set) var isHeld = false
+    /// The lock was lost and may come back: what is known stays, nothing is sent or queued, and
+    /// the users' new deliveries wait (``holdsBack(_:)``).
+    private(set) var isSuspended = false
     private var orders: [OrderingKey: Order] = [:]
     /// Deliveries in all windows.
     private(set) var inMemory = 0
@@ -79,6 +82,11 @@ struct UserBacklogs {
 
     /// Users with a backlog.
     var count: Int { orders.count }
+    var users: [OrderingKey] { Array(orders.keys) }
+
+    /// Whether a new delivery of `user` must wait in memory: the backlog is suspended and the
+    /// user has deliveries queued, which go first.
+    func holdsBack(_ user: OrderingKey) -> Bool { isSuspended && has(user) }
 
     func has(_ user: OrderingKey) -> Bool { !orders.isEmpty && orders[user] != nil }
 
@@ -202,6 +210,8 @@ struct UserBacklogs {
     /// This worker took the backlog: these users have deliveries queued up to these places. The
     /// first of each may have been sent by the previous holder just before it went.
     mutating func acquired(_ queued: [(user: OrderingKey, lastSeq: Int64)]) {
+        // Taken after another holder (or for the first time): what this worker knew may be stale.
+        if isSuspended || !orders.isEmpty { forget() }
         isHeld = true
         for (user, lastSeq) in queued {
             var order = orders[user] ?? Order(nextSeq: lastSeq + 1, readUpTo: 0)
@@ -212,10 +222,24 @@ struct UserBacklogs {
         }
     }
 
-    /// This worker lost the backlog (its lock's session ended): whoever takes it next sends what
-    /// is queued. Writes under way finish (their messages are acknowledged: the rows exist).
-    mutating func lost() -> [Delivery] {
+    /// This worker lost the lock and may take it back: nothing is sent or queued meanwhile.
+    mutating func suspend() {
         isHeld = false
+        isSuspended = true
+    }
+
+    /// This worker took the lock back and nobody held it meanwhile.
+    mutating func resume() {
+        isHeld = true
+        isSuspended = false
+    }
+
+    /// Another worker holds the backlog: whoever it is sends what is queued. Writes under way
+    /// finish (their messages are acknowledged: the rows exist).
+    @discardableResult
+    mutating func forget() -> [Delivery] {
+        isHeld = false
+        isSuspended = false
         let dropped = orders.values.flatMap { $0.window }
         orders.removeAll()
         inMemory = 0

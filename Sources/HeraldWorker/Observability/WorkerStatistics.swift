@@ -36,7 +36,8 @@ public struct WorkerStatistics: Sendable, Hashable, CustomStringConvertible {
     public var ingested = 0
     /// With partitions: partition copies the ingest published (confirmed).
     public var partitionCopies = 0
-    /// Deliveries deferred to the wait queue (their provider's circuit breaker was open).
+    /// Deliveries deferred because their provider's circuit breaker was open: queued in the
+    /// backlog, or (without it) republished to the wait queue.
     public var deferred = 0
     /// Messages republished to the wait queue.
     public var republished = 0
@@ -68,7 +69,7 @@ public struct WorkerStatistics: Sendable, Hashable, CustomStringConvertible {
             + "no recipients \(noRecipients), delivered \(delivered), skipped \(skipped), token dead \(tokenDead), "
             + "failed \(failed), retries \(retries), in flight \(messagesInFlight) messages / \(deliveriesInFlight) deliveries"
         if ingested > 0 || partitionCopies > 0 { text += ", ingested \(ingested) (\(partitionCopies) partition copies)" }
-        if deferred > 0 { text += ", deferred \(deferred) (\(republished) messages to the wait queue)" }
+        if deferred > 0 { text += ", deferred \(deferred)" + (republished > 0 ? " (\(republished) messages to the wait queue)" : "") }
         if queued > 0 { text += ", queued in the backlog \(queued)" }
         return text
     }

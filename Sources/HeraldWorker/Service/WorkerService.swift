@@ -154,7 +154,7 @@ public final class WorkerService: Service, Sendable {
                 lock: store.makeBacklogLock(), backlog: store.backlog, engine: engine, interval: configuration.backlogCheckInterval, logger: logger)
             : nil
         // Before the first message: a busy user's queued deliveries go before its new ones.
-        let holdsBacklog = await keeper?.acquire() ?? false
+        let firstTake = await keeper?.acquire()
 
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
@@ -163,8 +163,8 @@ public final class WorkerService: Service, Sendable {
                         group.addTask { await ingest.run() }
                     }
                     group.addTask { await engine.run() }
-                    if let keeper {
-                        group.addTask { await keeper.run(holding: holdsBacklog) }
+                    if let keeper, let firstTake {
+                        group.addTask { await keeper.run(from: firstTake) }
                     }
                     await connectionLoop(pipeline)
                     if tracker.deliveryCount > 0 {
