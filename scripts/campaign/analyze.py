@@ -1,6 +1,7 @@
 """Reads a fault-campaign run folder (campaign.py) and prints what Herald did with it.
 
-Sources: `published.jsonl` (every event the broker confirmed: number, users, publish time),
+Sources: `published.jsonl` (every event the broker confirmed: number, users, first publish
+time, the time of the publish the broker confirmed),
 `pushes.jsonl` (the sandbox's record of every push it accepted), `faults.json`, `workers.json`,
 `timeline.jsonl`, the workers' JSON logs, `deferred.jsonl` (journal rows the campaign saw in
 state 'deferred' during the run), and, while the run's services are up, Herald's journal and
@@ -16,7 +17,9 @@ names the user and platform; its collapse id is `apns-collapse-id` or FCM `data.
 The run fails (exit status 1, `passed` false) on anything lost, shown twice or dead-lettered, a
 dead-letter queue or journal it could not read, a push the providers accepted without its
 journal row, or an order violation without evidence for its cause. A violation of a user's order
-is excused only by evidence about that violation: its late push was deferred by the circuit
+is excused only by evidence about that violation: the publisher sent its late event again (its
+channel was lost) after it had sent the later one, so the broker had them the other way round;
+its late push was deferred by the circuit
 breaker (its journal row seen in state 'deferred'), or partition ownership changed during the
 late push's life (from its publication until it arrived: a worker started, exited or reconnected,
 or the ingest changed hands, from the workers' logs and the campaign's timeline). The workers
@@ -42,6 +45,7 @@ IOS_BASE = 0xC0FFEE0000000000
 # out") document, each excused only with its own evidence (explain_violation).
 OWNER_CHANGE = "owner change"
 BREAKER = "deferred by the breaker"
+PUBLISHER = "resent by the publisher"
 # What the workers log when their consumers of the partition queues (or the ingest) end or
 # begin: every connection logs "Consuming" and, with partitions, "Consuming partitions"; a lost
 # one "Worker lost its broker connection; reconnecting"; the ingest's new holder "Holding the
@@ -156,11 +160,16 @@ def load_deferred(folder):
     return deferred
 
 
-def explain_violation(v, deferred, changes, change_times):
+def explain_violation(v, deferred, changes, change_times, events):
     """The evidence that excuses the order violation `v` (its late push arrived after a later
-    one), or None. The breaker: the late push's journal row was seen deferred. An owner change:
-    a worker's partition consumers or the ingest ended or began between the late push's
-    publication (less a second) and its arrival."""
+    one), or None. The publisher: the publish the broker confirmed for the late event began after
+    the later event's (a resend after a lost channel), so the queue held them in that order. The
+    breaker: the late push's journal row was seen deferred. An owner change: a worker's partition
+    consumers or the ingest ended or began between the late push's publication (less a second)
+    and its arrival."""
+    late, after = events[v["late_seq"]], events[v["after_seq"]]
+    if late.get("sent", late["t"]) > after.get("sent", after["t"]):
+        return PUBLISHER, f"event {v['late_seq']} sent again {late['sent'] - after.get('sent', after['t']):.1f} s after event {v['after_seq']}"
     if (v["late_seq"], v["device"]) in deferred:
         return BREAKER, f"journal row of event {v['late_seq']} for {v['device']} seen deferred"
     at = bisect.bisect_left(change_times, v["published"] - 1)
@@ -309,7 +318,7 @@ def analyze(folder: Path, offline=False):
     by_exception = collections.Counter()
     unexplained = collections.defaultdict(list)
     for v in violations:
-        v["exception"], v["evidence"] = explain_violation(v, deferred, changes, change_times)
+        v["exception"], v["evidence"] = explain_violation(v, deferred, changes, change_times, events)
         by_exception[v["exception"]] += 1
         if v["exception"] is None:
             unexplained[v["device"]].append(v)

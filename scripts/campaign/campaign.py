@@ -282,6 +282,7 @@ class Publisher:
         return future
 
     async def publish_one(self, channel, seq, body, message_id, users, first_time):
+        sent = now()  # this attempt's: a resend after a lost channel reaches the broker after later events
         properties = aiormq.spec.Basic.Properties(
             content_type="application/xml", delivery_mode=2, message_id=message_id,
             headers={"timestamp_in_ms": int(first_time * 1000)},
@@ -290,7 +291,7 @@ class Publisher:
         if self.pending.pop(seq, None) is None:
             return  # confirmed before, on another channel
         self.confirmed += 1
-        self.log.write(json.dumps(dict(seq=seq, users=users, t=first_time, confirmed=now())) + "\n")
+        self.log.write(json.dumps(dict(seq=seq, users=users, t=first_time, sent=sent, confirmed=now())) + "\n")
 
     async def run_until(self, deadline):
         interval = 0.02
