@@ -21,6 +21,14 @@ import Testing
         #expect(policy.decide(attempts: 3, elapsed: .zero, using: &rng) == .giveUp(.attemptsExhausted))
     }
 
+    @Test func aProviderFaultSpendsTimeNotAttempts() {
+        let policy = RetryPolicy(initialDelay: .seconds(1), maxDelay: .seconds(4), jitter: 0, maxAttempts: 3, maxElapsed: .seconds(60))
+        var rng = SplitMix64(seed: 1)
+        #expect(policy.decide(attempts: 3, elapsed: .seconds(10), using: &rng) == .giveUp(.attemptsExhausted))
+        #expect(policy.decide(attempts: 20, elapsed: .seconds(10), providerFault: true, using: &rng) == .retry(after: .seconds(4)))
+        #expect(policy.decide(attempts: 20, elapsed: .seconds(57), providerFault: true, using: &rng) == .giveUp(.deadlineExceeded))
+    }
+
     @Test func retryAfterIsHonouredButNeverShortensTheBackoff() {
         let policy = RetryPolicy(initialDelay: .seconds(8), maxDelay: .seconds(60), jitter: 0, maxAttempts: 10, maxElapsed: .seconds(600))
         var rng = SplitMix64(seed: 1)

@@ -6,7 +6,10 @@
 /// ``jitter`` (so retries of many deliveries spread out instead of arriving together). A
 /// `Retry-After` from the provider replaces the computed delay when it is longer (never
 /// shorter: the provider knows best), even beyond ``maxDelay``. A retry that would start after
-/// ``maxElapsed`` (measured from the first attempt) is not made.
+/// ``maxElapsed`` (measured from the first attempt) is not made. A failure that was the
+/// provider's own (an outage, half its answers failing) spends time, not attempts: it is not
+/// this delivery's fault, so an outage, however many probes and flushes it takes, never
+/// exhausts ``maxAttempts``; ``maxElapsed`` still bounds it.
 ///
 /// A pure value: the caller passes the randomness (tests pass a seeded generator).
 public struct RetryPolicy: Sendable, Hashable, Codable {
@@ -43,10 +46,11 @@ public struct RetryPolicy: Sendable, Hashable, Codable {
     ///   - attempts: attempts made so far, the failed one included (1 after the first failure).
     ///   - elapsed: time since the first attempt started.
     ///   - retryAfter: the provider's `Retry-After`, if it sent one.
+    ///   - providerFault: the failure was the provider's (``DeliveryOutcome/isProviderFault``).
     public func decide(
-        attempts: Int, elapsed: Duration, retryAfter: Duration? = nil, using generator: inout some RandomNumberGenerator
+        attempts: Int, elapsed: Duration, retryAfter: Duration? = nil, providerFault: Bool = false, using generator: inout some RandomNumberGenerator
     ) -> RetryDecision {
-        guard attempts < maxAttempts else { return .giveUp(.attemptsExhausted) }
+        guard providerFault || attempts < maxAttempts else { return .giveUp(.attemptsExhausted) }
         let base = backoff(afterAttempts: attempts)
         let jittered = base * (1 - jitter * Double.random(in: 0..<1, using: &generator))
         var delay = jittered
@@ -57,9 +61,9 @@ public struct RetryPolicy: Sendable, Hashable, Codable {
     }
 
     /// The decision with the system's random generator.
-    public func decide(attempts: Int, elapsed: Duration, retryAfter: Duration? = nil) -> RetryDecision {
+    public func decide(attempts: Int, elapsed: Duration, retryAfter: Duration? = nil, providerFault: Bool = false) -> RetryDecision {
         var generator = SystemRandomNumberGenerator()
-        return decide(attempts: attempts, elapsed: elapsed, retryAfter: retryAfter, using: &generator)
+        return decide(attempts: attempts, elapsed: elapsed, retryAfter: retryAfter, providerFault: providerFault, using: &generator)
     }
 
     /// The delay before jitter after `attempts` failures: `min(maxDelay, initial × multiplier^(attempts-1))`.

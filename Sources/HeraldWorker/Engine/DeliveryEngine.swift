@@ -279,9 +279,10 @@ final class DeliveryEngine: Sendable {
             deadTokens.markDead(delivery.recipient.pushTarget)
             logger.info("Device token refused by the provider; device marked dead", metadata: metadata(delivery, [LogKey.error: "\(reason)"]))
             terminal(delivery, outcome, state: &state, released: &released)
-        case .retryAfter(let after, let reason, _):
+        case .retryAfter(let after, let reason, let providerFault):
             let now = ContinuousClock.now
-            switch settings.policy.decide(attempts: delivery.attempts, elapsed: now - (delivery.firstAttempt ?? now), retryAfter: after) {
+            let elapsed = now - (delivery.firstAttempt ?? now)
+            switch settings.policy.decide(attempts: delivery.attempts, elapsed: elapsed, retryAfter: after, providerFault: providerFault) {
             case .giveUp(let why):
                 let text = "\(reason); gave up after \(delivery.attempts) attempts (\(why.rawValue))"
                 terminal(delivery, .permanentFailure(reason: text), state: &state, released: &released)

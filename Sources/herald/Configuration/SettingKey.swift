@@ -60,7 +60,8 @@ extension SettingKey {
         "worker", "shutdown_timeout", help: "Longest graceful shutdown before in-flight work is requeued (default 30s).")
     static let workerDedupeRetention = SettingKey(
         "worker", "dedupe_retention", help: "How long message keys are remembered for AvoidDublication (default 24h).")
-    static let workerMaxAttempts = SettingKey("worker", "max_attempts", help: "Attempts per delivery before it is recorded as failed (default 8).")
+    static let workerMaxAttempts = SettingKey(
+        "worker", "max_attempts", help: "Attempts per delivery before it is recorded as failed (default 8); the provider's own faults do not count.")
     static let workerMaxRetryDelay = SettingKey("worker", "max_retry_delay", help: "Longest wait between two attempts (default 5m).")
     static let workerPayloadProfile = SettingKey(
         "worker", "payload_profile", flag: "--profile", help: "Payload shapes: legacy (seed 000) or modern (default legacy).")
