@@ -53,6 +53,9 @@ struct UserBacklogsTests {
         #expect(taken.map(\.position) == [1, 2, 3, 4, 5])
         let none = backlogs.readNeeded(for: alice)
         #expect(none == nil, "everything was in memory")
+        let open = !backlogs.endIfDone(alice)
+        #expect(open, "the last one is still in the lanes: alice's next delivery queues behind it")
+        backlogs.leftTheLanes(alice)
         let ended = backlogs.endIfDone(alice)
         #expect(ended)
         #expect(!backlogs.has(alice))
@@ -70,6 +73,7 @@ struct UserBacklogsTests {
         backlogs.written([pending])
         let durable = backlogs.take(for: alice, room: 2)
         #expect(durable.map(\.position) == [1])
+        backlogs.leftTheLanes(alice)
         let ended = backlogs.endIfDone(alice)
         #expect(ended)
     }
@@ -101,6 +105,7 @@ struct UserBacklogsTests {
         backlogs.read(for: alice, [delivery(alice, position: 7), delivery(alice, position: 8)], upTo: 8)
         let readBackLast = backlogs.take(for: alice, room: 10)
         #expect(readBackLast.map(\.position) == [7, 8])
+        backlogs.leftTheLanes(alice)
         let ended = backlogs.endIfDone(alice)
         #expect(ended)
     }

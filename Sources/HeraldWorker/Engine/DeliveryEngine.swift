@@ -327,7 +327,10 @@ final class DeliveryEngine: Sendable {
     private func complete(_ delivery: Delivery, state: inout LoopState, released: inout [Lanes.Release]) {
         guard let ticket = delivery.ticket else { return }
         delivery.ticket = nil
-        if state.backlog.has(ticket.user) { state.backlogTouched.insert(ticket.user) }
+        if state.backlog.has(ticket.user) {
+            if delivery.backlogPlace != nil { state.backlog.leftTheLanes(ticket.user) }
+            state.backlogTouched.insert(ticket.user)
+        }
         // A ticket completed twice would be a bug here; the scheduler refuses it without
         // corrupting the order, and nothing more can be done about it at run time.
         try? state.scheduler.complete(ticket, into: &released)

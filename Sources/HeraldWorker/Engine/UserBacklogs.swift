@@ -21,8 +21,10 @@ import HeraldStore
 ///   when the user gets there. At most ``readConcurrency`` reads run at once; a read finds room
 ///   for at least one delivery, so no user starves while others' windows fill the budget (their
 ///   provider may be down).
-/// - A user's backlog ends when nothing of it is left in memory, in the database or being
-///   written; the user's next delivery goes to the lanes again.
+/// - A user's backlog ends when nothing of it is left in memory, in the database, being written
+///   or in the lanes (a delivery waiting there for its breaker holds it open: the user's next
+///   one queues behind it instead of waiting in memory); the user's next delivery goes to the
+///   lanes again.
 struct UserBacklogs {
     /// One user's backlog (per platform).
     private struct Order {
@@ -39,13 +41,16 @@ struct UserBacklogs {
         var reading = false
         /// In ``UserBacklogs/waitingForRead``.
         var waitsForRead = false
+        /// One of its deliveries is in the lanes (sent, parked for a retry or its breaker), not
+        /// terminal yet: the user's next delivery must still queue behind it.
+        var inLanes = false
         /// The next read's first delivery may have been sent just before this worker took the
         /// backlog over (a crash, a lost lock): ask before sending it again.
         var headInDoubt = false
 
         /// Whether durable deliveries wait in the database only.
         var hasDropped: Bool { droppedUpTo.map { $0 > readUpTo } ?? false }
-        var isDone: Bool { window.isEmpty && !hasDropped && writing == 0 && !reading }
+        var isDone: Bool { window.isEmpty && !hasDropped && writing == 0 && !reading && !inLanes }
     }
 
     /// A read the engine should start.
@@ -138,8 +143,14 @@ struct UserBacklogs {
         var taken: [Delivery] = []
         while taken.count < room, let next = order.window.popFirst() { taken.append(next) }
         inMemory -= taken.count
+        if !taken.isEmpty { order.inLanes = true }
         orders[user] = order
         return taken
+    }
+
+    /// `user`'s delivery taken into the lanes ended there (its outcome is terminal).
+    mutating func leftTheLanes(_ user: OrderingKey) {
+        orders[user]?.inLanes = false
     }
 
     /// The read `user` needs now (its window is empty and deliveries wait in the database), if
