@@ -37,7 +37,7 @@ import Testing
         clock.advance(by: 60)
         let second = try await provider.token()
         #expect(second != first)
-        #expect(await provider.tokensGenerated == 2)
+        #expect(provider.tokensGenerated == 2)
         // The interval is clamped to Apple's window: never under 20 minutes.
         #expect(APNsTokenProvider(key: Self.key, refreshInterval: .seconds(60)).refreshInterval == .seconds(20 * 60))
         #expect(APNsTokenProvider(key: Self.key, refreshInterval: .seconds(7200)).refreshInterval == .seconds(55 * 60))
@@ -50,7 +50,7 @@ import Testing
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<500 {
                 group.addTask {
-                    await provider.invalidate(first)
+                    provider.invalidate(first)
                     return try await provider.token()
                 }
             }
@@ -58,16 +58,16 @@ import Testing
         }
         #expect(tokens.count == 1)
         #expect(!tokens.contains(first))
-        #expect(await provider.tokensGenerated == 2)
+        #expect(provider.tokensGenerated == 2)
         // A second forced refresh within a minute is refused; after it, allowed.
         let second = try #require(tokens.first)
-        #expect(await provider.invalidate(second) == false)
+        #expect(provider.invalidate(second) == false)
         #expect(try await provider.token() == second)
         clock.advance(by: 61)
-        #expect(await provider.invalidate(second) == true)
+        #expect(provider.invalidate(second) == true)
         #expect(try await provider.token() != second)
         // A stale token (not the current one) invalidates nothing.
-        #expect(await provider.invalidate(first) == false)
+        #expect(provider.invalidate(first) == false)
     }
 
     /// The cached token is read without a hop and agrees with the actor: none before the first
@@ -82,7 +82,7 @@ import Testing
         #expect(provider.cachedToken() == nil, "older than the refresh interval")
         let fresh = try await provider.token()
         #expect(provider.cachedToken() == fresh)
-        #expect(await provider.invalidate(fresh))
+        #expect(provider.invalidate(fresh))
         #expect(provider.cachedToken() == nil)
     }
 }

@@ -72,25 +72,3 @@ private final class OutcomeWaiter: Sendable {
         }
     }
 }
-
-/// A provider sender built on one callback path (`dispatch`): its ``PushSender/send(_:)`` and
-/// ``PushSender/submit(_:timed:)`` are these, the same for APNs and FCM.
-protocol DispatchingSender: Sendable {
-    /// Sends one delivery and calls `completion` once with its outcome and the provider's answer
-    /// time on the wire (``PushSender/submit(_:timed:)``); `abandoned` (single sends only) says
-    /// the caller no longer waits, so a delivery still queued is not sent.
-    func dispatch(
-        _ delivery: PushDelivery, abandoned: (@Sendable () -> Bool)?, completion: @escaping @Sendable (DeliveryOutcome, Duration?) -> Void)
-}
-
-extension DispatchingSender {
-    func sendThroughDispatch(_ delivery: PushDelivery) async -> DeliveryOutcome {
-        await SingleSend.run { abandoned, completion in self.dispatch(delivery, abandoned: abandoned) { outcome, _ in completion(outcome) } }
-    }
-
-    func submitThroughDispatch(_ deliveries: [PushDelivery], completion: @escaping @Sendable (Int, DeliveryOutcome, Duration?) -> Void) {
-        for (index, delivery) in deliveries.enumerated() {
-            dispatch(delivery, abandoned: nil) { completion(index, $0, $1) }
-        }
-    }
-}

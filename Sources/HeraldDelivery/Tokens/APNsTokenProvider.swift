@@ -1,8 +1,9 @@
 import Foundation
+import HeraldCore
 import JWTKit
-import Synchronization
 
-/// Makes and caches the ES256 provider token (JWT) that authenticates APNs requests.
+/// Makes the ES256 provider token (JWT) that authenticates APNs requests, cached in a
+/// ``CachedCredential``.
 ///
 /// Apple rejects a token older than an hour (`ExpiredProviderToken`) and one refreshed more
 /// often than every 20 minutes (`TooManyProviderTokenUpdates`), so the token is reused until it
@@ -16,26 +17,16 @@ import Synchronization
 /// ``cachedToken()`` reads the current token without an actor hop (a lock), for the senders'
 /// batch path; only when it has none does a sender await ``token()``.
 ///
-/// Thread rules: an actor; call it from anywhere. The clock is injectable for tests.
+/// Thread rules: an actor (its signing keys); the cache has its own lock, so only signing hops
+/// onto it. Call it from anywhere. The clock is injectable for tests.
 public actor APNsTokenProvider {
-    /// A token and when it was made.
-    struct Issued {
-        let token: String
-        let issuedAt: Date
-        var invalidated: Bool
-    }
-
     public nonisolated let key: APNsSigningKey
     public nonisolated let refreshInterval: Duration
     public nonisolated let minimumForcedRefreshInterval: Duration
     private nonisolated let clock: any ProviderClock
     private let keys = JWTKeyCollection()
     private var keysReady = false
-    /// The current token; behind a lock so that ``cachedToken()`` needs no hop.
-    private nonisolated let current = Mutex<Issued?>(nil)
-    private var pending: Task<Issued, any Error>?
-    private var generated = 0
-    private var lastForcedRefresh: Date?
+    nonisolated let cache: CachedCredential<String>
 
     /// - Parameters:
     ///   - refreshInterval: reuse a token this long; clamped to 20...55 minutes.
@@ -49,62 +40,32 @@ public actor APNsTokenProvider {
         self.clock = clock
         self.refreshInterval = min(max(refreshInterval, .seconds(20 * 60)), .seconds(55 * 60))
         self.minimumForcedRefreshInterval = minimumForcedRefreshInterval
+        self.cache = CachedCredential(clock: clock, minimumForcedRefreshInterval: minimumForcedRefreshInterval)
     }
 
     /// Tokens signed so far.
-    public var tokensGenerated: Int { generated }
+    public nonisolated var tokensGenerated: Int { cache.refreshes }
 
     /// The token to send now: the cached one, or a new one when it is too old or was invalidated.
     ///
     /// - Throws: the signing library's error (never expected once the key has loaded).
-    public func token() async throws -> String {
-        if let token = cachedToken() {
-            return token
-        }
-        if let pending {
-            return try await pending.value.token
-        }
-        let task = Task { try await self.sign() }
-        pending = task
-        defer { pending = nil }
-        let issued = try await task.value
-        current.withLock { $0 = issued }
-        generated += 1
-        return issued.token
+    public nonisolated func token() async throws -> String {
+        try await cache.value { try await self.sign() }
     }
 
     /// The current token if it may be sent now (neither too old nor invalidated), else nil:
     /// then ``token()`` makes one.
-    public nonisolated func cachedToken() -> String? {
-        guard let issued = current.withLock({ $0 }), !issued.invalidated, age(of: issued) < refreshInterval else { return nil }
-        return issued.token
-    }
+    public nonisolated func cachedToken() -> String? { cache.cachedValue() }
 
     /// Apple refused `token` as expired or invalid: the next ``token()`` makes a new one, unless
     /// `token` is no longer the current token (another caller already handled it) or the last
     /// forced refresh was less than ``minimumForcedRefreshInterval`` ago. Returns whether this
     /// call invalidated the token.
     @discardableResult
-    public func invalidate(_ token: String) -> Bool {
-        guard let issued = current.withLock({ $0 }), issued.token == token, !issued.invalidated else { return false }
-        let now = clock.now()
-        if let lastForcedRefresh, Self.duration(from: lastForcedRefresh, to: now) < minimumForcedRefreshInterval {
-            return false
-        }
-        lastForcedRefresh = now
-        current.withLock { $0?.invalidated = true }
-        return true
-    }
+    public nonisolated func invalidate(_ token: String) -> Bool { cache.invalidate(token) }
 
-    private nonisolated func age(of issued: Issued) -> Duration {
-        Self.duration(from: issued.issuedAt, to: clock.now())
-    }
-
-    static func duration(from start: Date, to end: Date) -> Duration {
-        .milliseconds(Int64((end.timeIntervalSince(start) * 1000).rounded()))
-    }
-
-    private func sign() async throws -> Issued {
+    /// A new token, usable for ``refreshInterval`` from the second it carries.
+    private func sign() async throws -> CachedCredential<String>.Fresh {
         if !keysReady {
             await keys.add(ecdsa: key.privateKey, kid: JWKIdentifier(string: key.keyID))
             keysReady = true
@@ -115,6 +76,6 @@ public actor APNsTokenProvider {
         header.alg = "ES256"
         header.kid = key.keyID
         let token = try await keys.sign(APNsProviderClaims(iss: key.teamID, iat: seconds), kid: JWKIdentifier(string: key.keyID), header: header)
-        return Issued(token: token, issuedAt: Date(timeIntervalSince1970: TimeInterval(seconds)), invalidated: false)
+        return .init(value: token, expiresAt: Date(timeIntervalSince1970: TimeInterval(seconds)).addingTimeInterval(refreshInterval.seconds))
     }
 }

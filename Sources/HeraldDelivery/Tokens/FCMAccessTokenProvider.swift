@@ -4,29 +4,24 @@ import HeraldCore
 import HeraldHTTP
 import JWTKit
 import Logging
-import Synchronization
 
 /// Obtains and caches the OAuth2 access token FCM requests carry, from a service account.
 ///
 /// It signs an RS256 assertion (`iss` = the account's e-mail, `scope` = firebase.messaging,
 /// `aud` = `token_uri`, `iat`, `exp` = `iat` + 3600, header `kid` = `private_key_id`), posts it
 /// to `token_uri` as `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=…`, and
-/// reuses the access token until ``refreshMargin`` before it expires. Concurrent callers share
-/// one exchange: 1,000 sends at start-up fetch one token. ``invalidate(_:)`` (FCM answered 401)
+/// reuses the access token (a ``CachedCredential``) until ``refreshMargin`` before it expires.
+/// Concurrent callers share one exchange: 1,000 sends at start-up fetch one token. ``invalidate(_:)`` (FCM answered 401)
 /// drops the token once, however many requests saw the 401.
 ///
 /// ``cachedAccessToken()`` reads the cached token without an actor hop (a lock), for the
 /// senders' batch path; only when it has none does a sender await ``accessToken()``.
 ///
-/// Thread rules: an actor; call it from anywhere. The clock is injectable for tests.
+/// Thread rules: an actor (its signing keys); the cache (a ``CachedCredential``) has its own
+/// lock, so only a fetch hops onto it. Call it from anywhere. The clock is injectable for tests.
 ///
 /// Errors: ``accessToken()`` throws ``FCMAccessTokenError`` when the exchange fails.
 public actor FCMAccessTokenProvider {
-    struct Cached {
-        let token: String
-        let expiresAt: Date
-    }
-
     /// The OAuth2 scope FCM HTTP v1 needs.
     public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
@@ -37,10 +32,7 @@ public actor FCMAccessTokenProvider {
     private let logger: Logger
     private let keys = JWTKeyCollection()
     private var keysReady = false
-    /// The cached token; behind a lock so that ``cachedAccessToken()`` needs no hop.
-    private nonisolated let cached = Mutex<Cached?>(nil)
-    private var pending: Task<Cached, any Error>?
-    private var fetched = 0
+    nonisolated let cache: CachedCredential<String>
 
     /// - Parameters:
     ///   - client: the HTTP client to reach `token_uri` with (the FCM sender's own).
@@ -54,50 +46,31 @@ public actor FCMAccessTokenProvider {
         self.clock = clock
         self.refreshMargin = refreshMargin
         self.logger = logger
+        self.cache = CachedCredential(clock: clock, refreshMargin: refreshMargin)
     }
 
     /// Access tokens obtained so far.
-    public var tokensFetched: Int { fetched }
+    public nonisolated var tokensFetched: Int { cache.refreshes }
 
     /// The access token to send now, fetching one when none is cached or it is about to expire.
     ///
     /// - Throws: ``FCMAccessTokenError`` (the endpoint refused, answered nonsense, or could not be
     ///   reached), or `CancellationError`.
-    public func accessToken() async throws -> String {
-        if let token = cachedAccessToken() {
-            return token
-        }
-        if let pending {
-            return try await pending.value.token
-        }
-        let task = Task { try await self.fetch() }
-        pending = task
-        defer { pending = nil }
-        let fresh = try await task.value
-        cached.withLock { $0 = fresh }
-        fetched += 1
-        return fresh.token
+    public nonisolated func accessToken() async throws -> String {
+        try await cache.value { try await self.fetch() }
     }
 
     /// The cached token if it is not about to expire, else nil: then ``accessToken()``
     /// fetches one.
-    public nonisolated func cachedAccessToken() -> String? {
-        guard let cached = cached.withLock({ $0 }), clock.now().addingTimeInterval(refreshMargin.seconds) < cached.expiresAt else { return nil }
-        return cached.token
-    }
+    public nonisolated func cachedAccessToken() -> String? { cache.cachedValue() }
 
     /// FCM refused `token` (401): the next ``accessToken()`` fetches a new one, unless another
     /// caller already replaced it. Returns whether this call dropped the token.
     @discardableResult
-    public func invalidate(_ token: String) -> Bool {
-        cached.withLock { cached in
-            guard cached?.token == token else { return false }
-            cached = nil
-            return true
-        }
-    }
+    public nonisolated func invalidate(_ token: String) -> Bool { cache.invalidate(token) }
 
-    private func fetch() async throws -> Cached {
+    /// A new access token from the token endpoint, with the lifetime Google gave it.
+    private func fetch() async throws -> CachedCredential<String>.Fresh {
         if !keysReady {
             await keys.add(rsa: account.privateKey, digestAlgorithm: .sha256, kid: account.privateKeyID.map { JWKIdentifier(string: $0) })
             keysReady = true
@@ -138,6 +111,6 @@ public actor FCMAccessTokenProvider {
             throw FCMAccessTokenError(.invalidResponse, tokenURI: account.tokenURI, status: response.status.code, detail: "no access_token in the answer")
         }
         let lifetime = (object?["expires_in"] as? NSNumber)?.doubleValue ?? 3600
-        return Cached(token: token, expiresAt: now.addingTimeInterval(lifetime))
+        return .init(value: token, expiresAt: now.addingTimeInterval(lifetime))
     }
 }
