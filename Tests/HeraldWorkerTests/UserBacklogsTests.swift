@@ -115,7 +115,7 @@ struct UserBacklogsTests {
         var backlogs = UserBacklogs(memoryAllowance: 4, windowSize: 3, memoryBudget: 4)
         backlogs.acquired([])
         _ = queue(3, of: alice, into: &backlogs)
-        _ = queue(3, of: bob, into: &backlogs)
+        let bobs = queue(3, of: bob, into: &backlogs)
         #expect(backlogs.inMemory == 4, "alice's window, and one of bob's: the budget")
         #expect(backlogs.take(for: bob, room: 1).map(\.position) == [1])
         _ = queue(1, of: carol, into: &backlogs)
@@ -124,8 +124,8 @@ struct UserBacklogsTests {
         // still gets his next delivery, one at a time.
         let needed = backlogs.readNeeded(for: bob)
         let read = try #require(needed)
-        #expect(read.after == 1 && read.limit == 1)
-        backlogs.read(for: bob, [delivery(bob, position: 2)], upTo: 2)
+        #expect(read.after == bobs[0].backlogPlace?.seq && read.limit == 1)
+        backlogs.read(for: bob, [delivery(bob, position: 2)], upTo: bobs[1].backlogPlace?.seq)
         #expect(backlogs.take(for: bob, room: 1).map(\.position) == [2])
         #expect(backlogs.inMemory == 4)
     }
@@ -134,17 +134,37 @@ struct UserBacklogsTests {
         var backlogs = UserBacklogs(memoryAllowance: 4, windowSize: 1)
         backlogs.acquired([])
         let users = (0...UserBacklogs.readConcurrency).map { OrderingKey(userId: "u\($0)", platform: .android) }
+        var firstPlaces: [Int64] = []
         for user in users {
-            _ = queue(2, of: user, into: &backlogs)
+            firstPlaces += queue(2, of: user, into: &backlogs).prefix(1).compactMap { $0.backlogPlace?.seq }
             #expect(backlogs.take(for: user, room: 1).count == 1)
         }
         let reads = users.compactMap { backlogs.readNeeded(for: $0) }
         #expect(reads.map(\.user) == Array(users.dropLast()))
         #expect(backlogs.usersWaitingForRead().isEmpty, "no read is free")
-        backlogs.read(for: users[0], [delivery(users[0], position: 2)], upTo: 2)
+        backlogs.read(for: users[0], [delivery(users[0], position: 2)], upTo: firstPlaces[0] + 1)
         #expect(backlogs.usersWaitingForRead() == [users.last!])
         let last = backlogs.readNeeded(for: users.last!)
-        #expect(last?.after == 1)
+        #expect(last?.after == firstPlaces.last)
+    }
+
+    /// A sent delivery's row goes only when its record is durable, after its user's backlog may
+    /// have ended: the user's next backlog must not take that place again (the bench once lost
+    /// 15 deliveries and sent 15 twice so).
+    @Test func aBacklogThatBeginsAgainNeverTakesAPlaceTwice() {
+        var backlogs = UserBacklogs(memoryAllowance: 1, windowSize: 8)
+        backlogs.acquired([(user: bob, lastSeq: 7)])
+        let first = queue(2, of: alice, into: &backlogs)
+        #expect(first.compactMap { $0.backlogPlace?.seq } == [8, 9], "after every place taken")
+        _ = backlogs.take(for: alice, room: 2)
+        backlogs.leftTheLanes(alice)
+        let ended = backlogs.endIfDone(alice)
+        #expect(ended)
+        let again = queue(1, of: alice, into: &backlogs, from: 3)
+        #expect(again.compactMap { $0.backlogPlace?.seq } == [10])
+        backlogs.forget()
+        backlogs.acquired([])
+        #expect(queue(1, of: alice, into: &backlogs, from: 4).compactMap { $0.backlogPlace?.seq } == [11], "never back")
     }
 
     @Test func aNewHolderReadsWhatIsQueuedWithTheFirstInDoubt() throws {

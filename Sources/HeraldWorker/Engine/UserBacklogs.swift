@@ -11,8 +11,10 @@ import HeraldStore
 /// - While this worker holds the backlog (``isHeld``), a delivery goes to its user's backlog
 ///   when the user already has one, or has ``memoryAllowance`` deliveries waiting in the lanes
 ///   already; otherwise it goes to the lanes as before (a quiet user costs nothing here).
-/// - Places are numbered per user in the order deliveries arrive, so the backlog keeps the
-///   user's order whatever order the writes end in.
+/// - Places are numbered in the order deliveries arrive, from one counter for all users that
+///   never goes back, so the backlog keeps each user's order whatever order the writes end in,
+///   and a user whose backlog ended and begins again never takes a place whose row is still
+///   there (a sent delivery's row goes only when its record is durable).
 /// - A queued delivery goes to the lanes only once its row is durable, and one at a time: when
 ///   its user has nothing else there (the engine asks for `room` 1 then). A user's backlog costs
 ///   the lanes one delivery, whatever its length.
@@ -28,8 +30,6 @@ import HeraldStore
 struct UserBacklogs {
     /// One user's backlog (per platform).
     private struct Order {
-        /// The place the next queued delivery takes.
-        var nextSeq: Int64
         /// Durable, in place order, not yet handed to the lanes.
         var window: Deque<Delivery> = []
         /// The last place taken into the window (written or read back): reads continue after it.
@@ -69,6 +69,8 @@ struct UserBacklogs {
     let windowSize: Int
     let memoryBudget: Int
     private(set) var isHeld = false
+    /// The place the next queued delivery takes (any user).
+    private var nextSeq: Int64 = 1
     /// The lock was lost and may come back: what is known stays, nothing is sent or queued, and
     /// the users' new deliveries wait (``holdsBack(_:)``).
     private(set) var isSuspended = false
@@ -104,9 +106,9 @@ struct UserBacklogs {
 
     /// The place of a delivery queued now (its write begins).
     mutating func place(for user: OrderingKey) -> BacklogPlace {
-        var order = orders[user] ?? Order(nextSeq: 1, readUpTo: 0)
-        let seq = order.nextSeq
-        order.nextSeq += 1
+        var order = orders[user] ?? Order(readUpTo: 0)
+        let seq = nextSeq
+        nextSeq += 1
         order.writing += 1
         orders[user] = order
         return BacklogPlace(orderKey: Self.text(user), seq: seq)
@@ -225,8 +227,8 @@ struct UserBacklogs {
         if isSuspended || !orders.isEmpty { forget() }
         isHeld = true
         for (user, lastSeq) in queued {
-            var order = orders[user] ?? Order(nextSeq: lastSeq + 1, readUpTo: 0)
-            order.nextSeq = max(order.nextSeq, lastSeq + 1)
+            var order = orders[user] ?? Order(readUpTo: 0)
+            nextSeq = max(nextSeq, lastSeq + 1)
             order.droppedUpTo = max(order.droppedUpTo ?? lastSeq, lastSeq)
             order.headInDoubt = true
             orders[user] = order
