@@ -105,10 +105,13 @@ struct BurstWorkload: Sendable {
     /// The message id of the user's push `k` (its place in the user's pushes, from 0).
     func messageId(_ user: User, _ k: Int) -> String { "\(userId(user))-\(k)" }
 
-    /// The busy users' pushes in publication order: place 0 of every busy user, then place 1…
-    /// (bursts that overlap, as when several merchants are paid at once).
+    /// The busy users' pushes in publication order: the first busy user's whole burst, then the
+    /// next one's… Each burst comes faster than the worker's prefetch window, so that every busy
+    /// user has more than `worker.backlog_after` deliveries waiting and the rest is parked (place
+    /// by place across 1,000 users, the window would hold at most a few of each user's, and
+    /// nothing would be parked).
     func busyEvent(_ index: Int) -> (user: User, k: Int) {
-        (.busy(index % shape.busyUsers), index / shape.busyUsers)
+        (.busy(index / shape.busyPushes), index % shape.busyPushes)
     }
 
     /// The event of the user's push `k`: one user, the run's zone, ru-RU.
