@@ -21,7 +21,10 @@ import Logging
 /// and on request: throughput by lanes (`--lanes`), a broadcast to many devices
 /// (`--broadcast`), the real APNs/FCM senders against a `herald sandbox` child process
 /// (`--providers`, also with the sandbox answering after a delay), and peak RSS with a backlog
-/// waiting in the broker (`--backlog`). It prints PostgreSQL's durability settings with its
+/// waiting in the broker (`--backlog`); or, with `--burst`, alone: busy users' bursts published
+/// before quiet users' pushes, the real senders against the sandbox answering after a delay
+/// (``BenchRunner/burst(_:lanes:)``). It refuses a database whose backlog table is not empty
+/// (``BenchPreflight``). It prints PostgreSQL's durability settings with its
 /// figures (they move them). `--full` does all of it with the figures
 /// docs/performance.md records. Build with `swift build -c release` for figures worth writing
 /// down.
@@ -55,11 +58,11 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Groups of broadcast devices: the providers runs are repeated with the broadcasts taking turns on them (1: no such runs).")
     var broadcastGroups: Int = 50
 
-    @Option(help: "Lanes of the pipeline (worker.threads).")
-    var threads: Int = 256
+    @Option(help: "Lanes of the pipeline (default 256; a --burst run alone: the worker's worker.threads, 64 unless configured).")
+    var threads: Int?
 
-    @Option(help: "Prefetch of both consumers.")
-    var prefetch: Int = 500
+    @Option(help: "Prefetch of both consumers (default 500; a --burst run alone: the worker's amqp.prefetch, 300 unless configured).")
+    var prefetch: Int?
 
     @Option(help: "Events of each latency run.")
     var latencyEvents: Int = 20_000
@@ -97,7 +100,28 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Messages waiting in the broker for the peak-RSS run (0: no such run).")
     var backlog: Int = 0
 
-    @Flag(help: "Everything docs/performance.md records: --rounds 5 --lanes 1,8,64,256 --broadcast 100000 --providers --backlog 1000000.")
+    @Flag(
+        help:
+            "The burst run alone (with --full, after the rest): busy users' pushes published first, then the quiet users', the real APNs/FCM senders against a herald sandbox answering after --burst-delay."
+    )
+    var burst = false
+
+    @Option(help: "Users whose bursts are published first (--burst).")
+    var busyUsers: Int = 1
+
+    @Option(help: "Pushes each busy user gets (--burst).")
+    var busyPushes: Int = 600
+
+    @Option(help: "Users with one push each, published after the bursts (--burst).")
+    var quietUsers: Int = 300
+
+    @Option(help: "How long the sandbox takes to answer in the burst run (--burst).")
+    var burstDelay: String = "30ms"
+
+    @Flag(help: "Delete the rows an earlier run left in the backlog table (and their queued journal rows) instead of refusing to start.")
+    var discardBacklog = false
+
+    @Flag(help: "Everything docs/performance.md records: --rounds 5 --lanes 1,8,64,256 --broadcast 100000 --providers --backlog 1000000 --burst.")
     var full = false
 
     @Flag(help: "Print the result as JSON.")
@@ -107,8 +131,8 @@ struct BenchCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        guard events > 0, users >= 3, broadcastDevices >= 1, broadcastDevices <= users, broadcastGroups >= 1, threads >= 1,
-            (1...65_535).contains(prefetch)
+        guard events > 0, users >= 3, broadcastDevices >= 1, broadcastDevices <= users, broadcastGroups >= 1, (threads ?? 1) >= 1,
+            (1...65_535).contains(prefetch ?? 1)
         else {
             throw ValidationError("events, users (≥ 3), broadcast devices (≤ users) and groups, threads and prefetch must be positive")
         }
@@ -118,6 +142,17 @@ struct BenchCommand: AsyncParsableCommand {
         }
         guard laneCounts != nil else { throw ValidationError("--lanes takes comma-separated positive numbers, e.g. 1,8,64,256") }
         guard delays != nil else { throw ValidationError("--provider-delays takes comma-separated durations, e.g. 0,30ms") }
+        if let problem = BurstShape.problem(busyUsers: busyUsers, busyPushes: busyPushes, quietUsers: quietUsers, delay: burstDelay) {
+            throw ValidationError(problem)
+        }
+    }
+
+    /// The burst run without the throughput phases before it.
+    private var burstOnly: Bool { burst && !full }
+
+    private var burstShape: BurstShape {
+        let delay = Settings.parseDuration(burstDelay.trimmingCharacters(in: .whitespaces)) ?? .milliseconds(30)
+        return BurstShape(busyUsers: busyUsers, busyPushes: busyPushes, quietUsers: quietUsers, delayMilliseconds: delay.seconds * 1000)
     }
 
     private var laneCounts: [Int]? {
@@ -142,8 +177,8 @@ struct BenchCommand: AsyncParsableCommand {
         workload.broadcastGroups = min(broadcastGroups, users / broadcastDevices)
         var base = try RuntimeSettings.worker(settings)
         base.topology = HeraldTopology(queue: "herald.bench.\(runID)", queueType: base.topology.queueType)
-        base.lanes = threads
-        base.prefetch = UInt16(prefetch)
+        base.lanes = threads ?? (burstOnly ? base.lanes : 256)
+        base.prefetch = prefetch.map(UInt16.init) ?? (burstOnly ? base.prefetch : 500)
         let storeConfiguration = try RuntimeSettings.store(settings)
         let store = try Store(configuration: storeConfiguration, logger: logger)
         let amqp = try await AMQPConnection.connect(base.amqp, logger: logger)
@@ -152,6 +187,8 @@ struct BenchCommand: AsyncParsableCommand {
         let runner = BenchRunner(amqp: amqp, store: store, probe: probe, workload: workload, base: base, logger: logger, quiet: json)
         do {
             try await store.migrate()
+            let discarded = try await BenchPreflight.check(client: probe.client, discardBacklog: discardBacklog)
+            if discarded > 0 { runner.progress("deleted \(discarded) backlog rows an earlier run left") }
             let catalog = try await store.templateCache.catalog()
             guard (try? catalog.template(eventId: eventId, culture: "ru-RU", platform: .ios)) != nil else {
                 throw ValidationError("no ru-RU template for \(eventId): run `herald templates import templates/` first")
@@ -207,10 +244,16 @@ struct BenchCommand: AsyncParsableCommand {
         var result = BenchResult(
             build: Self.build, date: ISO8601DateFormatter().string(from: Date()), machine: BenchResult.Machine.current(),
             events: events, deliveriesPerRun: (0..<events).reduce(0) { $0 + workload.nominalDeliveries($1) }, users: users,
-            broadcastDevices: broadcastDevices, queueType: runner.base.topology.queueType.rawValue, prefetch: prefetch, lanes: threads
+            broadcastDevices: broadcastDevices, queueType: runner.base.topology.queueType.rawValue, prefetch: Int(runner.base.prefetch),
+            lanes: runner.base.lanes
         )
         result.postgres = await runner.probe.postgresSettings()
         runner.progress("PostgreSQL: \(result.postgres?.summary ?? "settings unknown")")
+        if burstOnly {
+            result.burst = try await runner.burst(BurstWorkload(runID: workload.runID, shape: burstShape, eventId: eventId), lanes: runner.base.lanes)
+            result.peakRSSMegabytes = result.burst?.peakRSSMegabytes
+            return result
+        }
         runner.progress("seeding \(users) devices")
         try await runner.store.devices.importDevices(workload.registrations)
 
@@ -219,13 +262,13 @@ struct BenchCommand: AsyncParsableCommand {
         let pipelineRounds = max(rounds, full ? 5 : 1)
         for round in 1...(bareRounds ?? pipelineRounds) {
             runner.progress("bare consumer, round \(round)")
-            result.bareRounds.append(try await runner.bare(events: events, prefetch: prefetch))
+            result.bareRounds.append(try await runner.bare(events: events, prefetch: Int(runner.base.prefetch)))
         }
 
         // 2. Pipeline, null sender, `rounds` times.
         for round in 1...pipelineRounds {
             runner.progress("pipeline, round \(round)")
-            result.rounds.append(try await runner.pipeline("pipeline\(round)", events: events, lanes: threads, sender: NullSender()))
+            result.rounds.append(try await runner.pipeline("pipeline\(round)", events: events, lanes: runner.base.lanes, sender: NullSender()))
         }
 
         // 3. Latency at a steady rate, and at half the pipeline's.
@@ -269,7 +312,7 @@ struct BenchCommand: AsyncParsableCommand {
                 do {
                     for spread in workload.broadcastGroups > 1 ? [false, true] : [false] {
                         var run = try await runner.pipeline(
-                            "providers\(Int(delay.seconds * 1000))\(spread ? "-spread" : "")", events: providerEvents, lanes: threads,
+                            "providers\(Int(delay.seconds * 1000))\(spread ? "-spread" : "")", events: providerEvents, lanes: runner.base.lanes,
                             sender: try sandbox.providerSender(logger: runner.logger), sandbox: sandbox, spread: spread
                         )
                         run.sandboxDelayMilliseconds = delay.seconds * 1000
@@ -295,9 +338,16 @@ struct BenchCommand: AsyncParsableCommand {
             }
         }
 
+        // 8. The burst, last: it adds devices of its own.
+        if burst || full {
+            runner.progress("burst: \(busyUsers) × \(busyPushes) pushes, then \(quietUsers) × 1")
+            result.burst = try await runner.burst(BurstWorkload(runID: workload.runID, shape: burstShape, eventId: eventId), lanes: runner.base.lanes)
+        }
+
         // The phases that measure their own peak reset the high-water mark: the run's is the
         // highest of theirs and what followed the last reset.
-        let peaks = [BenchRunner.peakRSSMegabytes(), result.backlog?.peakRSSMegabytes] + result.broadcasts.map(\.peakRSSMegabytes)
+        let peaks =
+            [BenchRunner.peakRSSMegabytes(), result.backlog?.peakRSSMegabytes, result.burst?.peakRSSMegabytes] + result.broadcasts.map(\.peakRSSMegabytes)
         result.peakRSSMegabytes = peaks.compactMap { $0 }.max()
         result.summarize()
         return result

@@ -127,6 +127,8 @@ struct BenchResult: Codable, Sendable {
     var broadcasts: [Broadcast] = []
     var providers: [Run] = []
     var backlog: Backlog?
+    /// `--burst` (``Burst``).
+    var burst: Burst?
     var peakRSSMegabytes: Double?
 
     /// The figure of record: the median round (the journal's growth shows in `rounds`).
@@ -167,7 +169,7 @@ struct BenchResult: Codable, Sendable {
             let spread = (run.broadcastGroups ?? 1) > 1 ? " spread" : ""
             named.append(("providers \(Int(run.sandboxDelayMilliseconds ?? 0)) ms\(spread)", run))
         }
-        return named.flatMap { entry in entry.run.differences.map { "\(entry.name): \($0)" } }
+        return named.flatMap { entry in entry.run.differences.map { "\(entry.name): \($0)" } } + (burst?.differences ?? []).map { "burst: \($0)" }
     }
 
     mutating func summarize() {
@@ -185,6 +187,11 @@ struct BenchResult: Codable, Sendable {
         lines.append(
             "Herald benchmark (\(build) build, \(date); \(machine.cores) cores, \(String(format: "%.0f", machine.memoryGigabytes)) GiB, load average at start \(machine.loadAverage))"
         )
+        if rounds.isEmpty, let burst {
+            // `--burst` alone.
+            lines.append("  broker: \(queueType) durable queue, persistent messages; PostgreSQL: \(postgres?.summary ?? "settings unknown")")
+            return (lines + burst.lines).joined(separator: "\n")
+        }
         lines.append(
             "  workload: \(events) events (80% one user, 15% three users, 5% broadcast to \(broadcastDevices) devices) → about \(deliveriesPerRun) deliveries; \(users) users"
         )
@@ -259,6 +266,7 @@ struct BenchResult: Codable, Sendable {
                 "  backlog of \(backlog.messages) messages: \(backlog.consumed) consumed in \(String(format: "%.0f s", backlog.seconds)), peak RSS \(backlog.peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")"
             )
         }
+        if let burst { lines += [""] + burst.lines }
         lines.append("  peak RSS of the run: \(peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")")
         return lines.joined(separator: "\n")
     }

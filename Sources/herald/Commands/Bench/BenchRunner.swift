@@ -229,7 +229,7 @@ final class BenchRunner: Sendable {
     // MARK: Support
 
     /// A worker configuration with queues of its own (declared by the worker).
-    private func topology(_ name: String, lanes: Int) async throws -> WorkerConfiguration {
+    func topology(_ name: String, lanes: Int) async throws -> WorkerConfiguration {
         var configuration = base
         // An exchange of its own too: the phase deletes what it declared, and the default
         // exchange (`herald`) may be another installation's on a shared broker.
@@ -287,7 +287,7 @@ final class BenchRunner: Sendable {
     /// Runs a worker, as a process does (a store of its own, closed at the end so that its
     /// database sessions end and publish their statistics), while `body` runs once it consumes;
     /// returns the seconds from its start, the deliveries made and its final statistics.
-    private func drain(
+    func drain(
         _ configuration: WorkerConfiguration, sender: any PushSender, _ body: (WorkerService) async throws -> Void
     ) async throws -> (Double, Int, WorkerStatistics) {
         let store = try Store(configuration: self.store.configuration, logger: logger)
@@ -320,7 +320,7 @@ final class BenchRunner: Sendable {
     /// Messages the worker is done with. A dead-lettered message is acknowledged once its dead
     /// letter is recorded, so it counts among the acknowledged ones (adding the dead letters
     /// again ended a drain that many messages early).
-    private static func settled(_ worker: WorkerService) -> Int { worker.statistics.acked }
+    static func settled(_ worker: WorkerService) -> Int { worker.statistics.acked }
 
     /// Waits until `done()` reaches `target`: every 5 ms near the end, less often before (a
     /// quarter of the time the rate so far says is left, at most 50 ms). Each check costs the

@@ -22,7 +22,7 @@ final class BenchSandbox {
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
         process.arguments = [
             "sandbox", "--dir", directory.path, "--apns-port", "0", "--fcm-port", "0", "--response-delay", "\(milliseconds)ms",
-            "--record", directory.appendingPathComponent("pushes.jsonl").path,
+            "--record", recordPath,
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -52,11 +52,21 @@ final class BenchSandbox {
     /// The sandbox's CPU seconds so far.
     var cpuSeconds: Double? { ProcessCPU.seconds(pid: String(pid)) }
 
-    func stop() {
+    /// Where it records every push it accepts (JSON lines), complete once ``terminate()``
+    /// returned.
+    var recordPath: String { directory.appendingPathComponent("pushes.jsonl").path }
+
+    /// Stops it (SIGTERM: it writes what it has not yet written of its record and exits) and
+    /// waits; its folder stays until ``stop()``.
+    func terminate() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
         }
+    }
+
+    func stop() {
+        terminate()
         try? FileManager.default.removeItem(at: directory)
     }
 }
