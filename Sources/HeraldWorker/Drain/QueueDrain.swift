@@ -42,7 +42,7 @@ public enum QueueDrain {
             }
             var monitor: AMQPConnection?
             var quietPolls = 0
-            var last = DrainProgress(queueDepth: nil, statistics: worker.statistics, elapsed: .zero, isComplete: false)
+            var last = DrainProgress(queueDepth: nil, queuedInBacklog: nil, statistics: worker.statistics, elapsed: .zero, isComplete: false)
             while !Task.isCancelled {
                 try? await Task.sleep(for: pollInterval)
                 var depth: Int?
@@ -65,7 +65,9 @@ public enum QueueDrain {
                 } catch {
                     logger.debug("Queue depth unknown", metadata: [LogKey.error: "\(error)"])
                 }
-                let queued = try? await worker.store.backlog.count()
+                // A count of the backlog reads the whole table: asked only once the queues are
+                // empty, when it decides whether the drain is done.
+                let queued = depth == 0 ? try? await worker.store.backlog.count() : last.queuedInBacklog
                 let statistics = worker.statistics
                 let idle =
                     worker.isConsuming && depth == 0 && queued == 0 && statistics.messagesInFlight == 0 && statistics.deliveriesInFlight == 0

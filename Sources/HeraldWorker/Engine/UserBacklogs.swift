@@ -68,12 +68,15 @@ struct UserBacklogs {
     let memoryAllowance: Int
     let windowSize: Int
     let memoryBudget: Int
-    private(set) var isHeld = false
+    /// Whether this worker holds the backlog's lock: not, held, or lost and maybe coming back
+    /// (suspended: what is known stays, nothing is sent or queued, and the users' new deliveries
+    /// wait, ``holdsBack(_:)``).
+    private enum Holding { case none, held, suspended }
+    private var holding = Holding.none
+    var isHeld: Bool { holding == .held }
+    var isSuspended: Bool { holding == .suspended }
     /// The place the next queued delivery takes (any user).
     private var nextSeq: Int64 = 1
-    /// The lock was lost and may come back: what is known stays, nothing is sent or queued, and
-    /// the users' new deliveries wait (``holdsBack(_:)``).
-    private(set) var isSuspended = false
     private var orders: [OrderingKey: Order] = [:]
     /// Deliveries in all windows.
     private(set) var inMemory = 0
@@ -225,7 +228,7 @@ struct UserBacklogs {
     mutating func acquired(_ queued: [(user: OrderingKey, lastSeq: Int64)]) {
         // Taken after another holder (or for the first time): what this worker knew may be stale.
         if isSuspended || !orders.isEmpty { forget() }
-        isHeld = true
+        holding = .held
         for (user, lastSeq) in queued {
             var order = orders[user] ?? Order(readUpTo: 0)
             nextSeq = max(nextSeq, lastSeq + 1)
@@ -237,22 +240,19 @@ struct UserBacklogs {
 
     /// This worker lost the lock and may take it back: nothing is sent or queued meanwhile.
     mutating func suspend() {
-        isHeld = false
-        isSuspended = true
+        holding = .suspended
     }
 
     /// This worker took the lock back and nobody held it meanwhile.
     mutating func resume() {
-        isHeld = true
-        isSuspended = false
+        holding = .held
     }
 
     /// Another worker holds the backlog: whoever it is sends what is queued. Writes under way
     /// finish (their messages are acknowledged: the rows exist).
     @discardableResult
     mutating func forget() -> [Delivery] {
-        isHeld = false
-        isSuspended = false
+        holding = .none
         let dropped = orders.values.flatMap { $0.window }
         orders.removeAll()
         inMemory = 0
