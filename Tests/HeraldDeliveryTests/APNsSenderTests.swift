@@ -124,7 +124,7 @@ import Testing
     @Test func oneConnectionCarriesAtLeast100ConcurrentStreams() async throws {
         try await DeliveryFixture.with { fixture in
             let sender = try fixture.apnsSender { $0.http.maxConnectionsPerHost = 1 }
-            for n in 1...300 { fixture.sandbox.setBehavior(.delay(milliseconds: 400), for: DeliveryFixture.apnsToken(n)) }
+            for n in 1...300 { fixture.sandbox.setBehavior(.delay(milliseconds: 2_000), for: DeliveryFixture.apnsToken(n)) }
             #expect(await sender.send(try DeliveryFixture.delivery(0, platform: .ios)) == .sent)
             let outcomes = try await withThrowingTaskGroup(of: DeliveryOutcome.self) { group in
                 for n in 1...300 {
