@@ -141,6 +141,7 @@ let package = Package(
                 .embedInCode("Migrations/0007_event_android_channel.sql"),
                 .embedInCode("Migrations/0008_backlog.sql"),
                 .embedInCode("Migrations/0009_backlog_holder.sql"),
+                .embedInCode("Migrations/0010_broadcasts.sql"),
             ],
             swiftSettings: strict
         ),

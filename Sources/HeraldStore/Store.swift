@@ -21,6 +21,8 @@ public final class Store: Sendable {
     public let templates: TemplateRepository
     public let journal: DeliveryJournal
     public let backlog: DeliveryBacklog
+    /// Broadcasts sent in windows.
+    public let broadcasts: BroadcastRepository
     public let notificationLog: NotificationLogRepository
     public let deadLetters: DeadLetterRepository
     /// Support answers: what became of a message, a user's deliveries.
@@ -58,6 +60,7 @@ public final class Store: Sendable {
             dedupeRetention: configuration.dedupeRetention
         )
         self.backlog = DeliveryBacklog(client: client)
+        self.broadcasts = BroadcastRepository(client: client)
         self.notificationLog = NotificationLogRepository(client: client, retention: configuration.notificationLogRetention)
         self.deadLetters = DeadLetterRepository(client: client)
         self.lookup = DeliveryLookup(client: client)

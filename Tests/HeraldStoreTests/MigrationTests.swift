@@ -18,7 +18,7 @@ struct MigrationTests {
             ).map { (row) throws(PostgresError) in try row.decode(String.self, at: 0) }
             #expect(
                 tables == [
-                    "backlog", "backlog_holder", "dead_letters", "device_positions", "device_reads", "device_users", "devices", "event_metadata",
+                    "backlog", "backlog_holder", "broadcasts", "dead_letters", "device_positions", "device_reads", "device_users", "devices", "event_metadata",
                     "herald_schema_migrations",
                     "journal",
                     "message_payloads", "messages", "templates", "user_settings",

@@ -20,7 +20,7 @@ struct BroadcastAudienceTests {
             ])
             // As the change listener does once it listens; the store was not started.
             store.subscriptionCache.setLive(true)
-            let audience = BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: .seconds(60))
+            let audience = BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: .seconds(60), limit: 100_000)
             #expect(audience.current() == nil, "nothing is loaded before the first broadcast")
 
             _ = try await audience.snapshot()
@@ -39,7 +39,7 @@ struct BroadcastAudienceTests {
             #expect(audience.current() == nil)
             // Loaded again, it is current again; no longer live (no notifications flowing),
             // nothing can be known current.
-            let reloaded = BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: .seconds(60))
+            let reloaded = BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: .seconds(60), limit: 100_000)
             _ = try await reloaded.snapshot()
             #expect(reloaded.current() != nil)
             store.subscriptionCache.setLive(false)

@@ -29,6 +29,8 @@ public enum LogKey {
     public static let retryIn = "herald.retry_in"
     /// How many.
     public static let count = "herald.count"
+    /// The last device a broadcast is done with (its windows resume after it).
+    public static let cursor = "herald.cursor"
     /// A dead letter's id.
     public static let deadLetterId = "herald.dead_letter_id"
     /// The broker URL, redacted.

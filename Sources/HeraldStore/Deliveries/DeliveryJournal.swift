@@ -125,6 +125,32 @@ public struct DeliveryJournal: Sendable {
         }
     }
 
+    /// What the journal has of message `messageId`'s deliveries to these devices (a window of a
+    /// broadcast that may have been under way when its worker went away): the message's other
+    /// rows are not read.
+    public func history(of key: MessageKey, messageId: Int64, deviceRefs: [Int64]) async throws(StoreError) -> MessageHistory {
+        var history = MessageHistory(key: key, id: messageId, receivedAt: Date(), deliveries: [])
+        guard !deviceRefs.isEmpty else { return history }
+        return try await StoreError.wrap("DeliveryJournal.historyOfDevices") {
+            let rows = try await client.query(
+                "SELECT device_ref, user_id, position, state, attempts FROM journal WHERE device_ref = ANY($1::int8[]) AND message_id = $2",
+                [deviceRefs.map { Int($0) }, messageId]
+            )
+            for row in rows {
+                let stateName = try row.decode(String.self, at: 3)
+                guard let state = DeliveryState(rawValue: stateName) else {
+                    throw StoreError(code: .schemaMismatch, message: "unknown delivery state \(stateName)")
+                }
+                history.deliveries.append(
+                    MessageHistory.Recorded(
+                        deviceRef: try row.decode(Int64.self, at: 0), userId: try row.decode(String.self, at: 1), position: try row.decode(Int64.self, at: 2),
+                        state: state, attempts: try row.decode(Int.self, at: 4)
+                    ))
+            }
+            return history
+        }
+    }
+
     /// Reserves one position per element (a device listed n times gets n consecutive ones, in
     /// order); `nil` where the device no longer exists.
     public func reservePositions(_ deviceRefs: [Int64]) async throws(StoreError) -> [Int64?] {

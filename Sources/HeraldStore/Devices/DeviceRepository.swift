@@ -279,6 +279,31 @@ public struct DeviceRepository: Sendable {
         }
     }
 
+    /// The subscriptions that can receive pushes of the next `limit` devices after device
+    /// `cursor` (by ``Subscription/deviceRef``), whole devices, ordered by device and then user;
+    /// `last` is the last device looked at (the next call's cursor), nil past the end. A
+    /// broadcast's windows: each device falls in exactly one, and a window costs its own rows
+    /// (ranges of the device_users primary key), whatever the audience.
+    public func subscriptions(afterDevice cursor: Int64, devices limit: Int) async throws(StoreError) -> (subscriptions: [Subscription], last: Int64?) {
+        try await StoreError.wrap("DeviceRepository.subscriptionsAfterDevice") {
+            let bound = try await client.query(
+                "SELECT max(device_ref) FROM (SELECT DISTINCT device_ref FROM device_users WHERE device_ref > $1 ORDER BY device_ref LIMIT $2) w",
+                [Int(cursor), limit])
+            guard let last = try bound.first?.decode(Int?.self, at: 0) else { return ([], nil) }
+            let rows = try await client.query(
+                Self.subscriptionSelect + """
+                     WHERE du.device_ref > $1 AND du.device_ref <= $2 AND d.token IS NOT NULL AND d.token_state = 'active'
+                     ORDER BY du.device_ref, du.user_id
+                    """,
+                [Int(cursor), last]
+            )
+            var subscriptions: [Subscription] = []
+            subscriptions.reserveCapacity(rows.count)
+            for row in rows { subscriptions.append(try Self.subscription(from: row)) }
+            return (subscriptions, Int64(last))
+        }
+    }
+
     /// Imports registrations in bulk (`herald devices import`), in one transaction: each is
     /// applied as ``subscribe(_:replacingOtherUsers:)`` would, with the last row winning for a
     /// device's fields and for a token given to several devices. Sends one `*` (flush)

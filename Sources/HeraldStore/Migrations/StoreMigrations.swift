@@ -16,5 +16,6 @@ enum StoreMigrations {
         Migration(version: 7, name: "event android channel", sql: String(decoding: PackageResources._007_event_android_channel_sql, as: UTF8.self)),
         Migration(version: 8, name: "backlog", sql: String(decoding: PackageResources._008_backlog_sql, as: UTF8.self)),
         Migration(version: 9, name: "backlog holder", sql: String(decoding: PackageResources._009_backlog_holder_sql, as: UTF8.self)),
+        Migration(version: 10, name: "broadcasts", sql: String(decoding: PackageResources._010_broadcasts_sql, as: UTF8.self)),
     ]
 }

@@ -63,9 +63,11 @@ public struct DeliveryLookup: Sendable {
                     deliveries.append(try Self.delivery(row))
                     recorded[try row.decode(Int.self, column: "message_id"), default: 0] += 1
                 }
+                let broadcasts = try await BroadcastRepository.progress(of: copies.map { Int64($0.id) }, client: client)
                 for index in copies.indices {
                     let planned = copies[index].copy.planned ?? 0
                     copies[index].copy.claimedWithoutOutcome = max(0, planned - (recorded[copies[index].id] ?? 0))
+                    copies[index].copy.broadcast = broadcasts[Int64(copies[index].id)]
                 }
             }
             let letterRows = try await client.query(

@@ -63,6 +63,8 @@ public struct MessageReport: Sendable, Hashable {
         /// Planned deliveries with no journal row yet: claimed and in flight (or their worker
         /// died before recording them; they are sent again when the message comes back).
         public var claimedWithoutOutcome: Int
+        /// A broadcast sent in windows: how far it went.
+        public var broadcast: BroadcastProgress?
     }
 
     public var messageKey: String
@@ -113,6 +115,12 @@ public struct MessageReport: Sendable, Hashable {
                         "claimedWithoutOutcome": .int(copy.claimedWithoutOutcome),
                         "repeats": .int(copy.repeats),
                         "lastRepeatAt": copy.lastRepeatAt.map { .string(SupportJSON.date($0)) } ?? .null,
+                        "broadcast": copy.broadcast.map { progress in
+                            .object([
+                                "done": .bool(progress.done), "selected": .int(Int(progress.selected)), "sent": .int(Int(progress.sent)),
+                                "waiting": .int(Int(progress.waiting)), "failed": .int(Int(progress.failed)),
+                            ])
+                        } ?? .null,
                     ])
                 }),
             "deliveries": .array(deliveries.map(\.json)),

@@ -63,6 +63,17 @@ public struct WorkerConfiguration: Sendable {
     /// change notifications are not flowing, after the read) they may still be the old ones.
     /// `.zero` reads them for every chunk with a broadcast.
     public var broadcastAudienceTTL: Duration
+    /// A broadcast is selected in memory while every deliverable subscription, this many at
+    /// most, fits there (read once, reused for ``broadcastAudienceTTL``); past it, broadcasts
+    /// are written down and sent in windows (``BroadcastRunner``), and memory stays flat
+    /// whatever the audience. 0: always in windows.
+    public var broadcastMemoryLimit: Int
+    /// Devices per window of a broadcast sent in windows, and windows in flight at once.
+    public var broadcastWindow: Int
+    public var broadcastWindows: Int
+    /// How long a worker holds a broadcast without renewing it: after a kill -9 (or a lost
+    /// database) another worker resumes it this long after the last renewal, at most.
+    public var broadcastLease: Duration
     /// Devices whose token the provider refused are remembered in memory (besides the store)
     /// up to this many, so that deliveries already selected for them are not sent.
     public var deadTokenMemory: Int
@@ -123,6 +134,10 @@ public struct WorkerConfiguration: Sendable {
         self.storeRetryInitialDelay = .milliseconds(50)
         self.storeRetryMaxDelay = .seconds(5)
         self.broadcastAudienceTTL = .seconds(2)
+        self.broadcastMemoryLimit = 100_000
+        self.broadcastWindow = 1_000
+        self.broadcastWindows = 4
+        self.broadcastLease = .seconds(10)
         self.deadTokenMemory = 100_000
         self.partitions = 0
         self.ingestRetryInterval = .seconds(2)
@@ -161,6 +176,9 @@ public struct WorkerConfiguration: Sendable {
         }
         guard ingestRetryInterval > .zero else { throw fail("the ingest retry interval must be positive") }
         guard partitionClaimSpacing >= .zero else { throw fail("durations must not be negative") }
+        guard broadcastMemoryLimit >= 0, broadcastWindow >= 1, broadcastWindows >= 1, broadcastLease >= .milliseconds(300) else {
+            throw fail("broadcasts: a limit ≥ 0, at least 1 device per window and 1 window, a lease of at least 300 ms")
+        }
         guard backlogAfter >= 1, backlogWindow >= 1, backlogMemory >= 1, backlogCheckInterval > .zero else {
             throw fail("backlog: at least 1 delivery in memory and per read, and a positive check interval")
         }

@@ -3,7 +3,8 @@ import HeraldCore
 import Logging
 
 /// Acknowledges settled messages on the connection they came from: the one place that does, for
-/// the pipeline and the partition ingest alike. An acknowledgement that
+/// the pipeline and the partition ingest alike (a broadcast's window is reported to its runner
+/// instead). An acknowledgement that
 /// cannot be sent (the connection is gone) is dropped: the broker delivers the message again,
 /// and the journal makes its deliveries skip.
 struct Acknowledger: Sendable {
@@ -13,6 +14,11 @@ struct Acknowledger: Sendable {
     /// Acknowledges messages, each run of them from one connection in one call (one command, at
     /// most one wake of its thread).
     func ack(_ messages: [TrackedMessage]) {
+        guard !messages.contains(where: { $0.window != nil }) else {
+            for message in messages where message.window != nil { message.window?.settled(deferredUntil: message.deferredUntil) }
+            ack(messages.filter { $0.window == nil })
+            return
+        }
         var start = messages.startIndex
         while start < messages.endIndex {
             let connection = messages[start].connection
@@ -28,7 +34,11 @@ struct Acknowledger: Sendable {
     /// instead).
     @discardableResult
     func ack(_ message: TrackedMessage, counted: Bool = true) -> Bool {
-        send(1, counted: counted) { () throws(AMQPError) in try message.connection.ack(message.delivery) }
+        if let window = message.window {
+            window.settled(deferredUntil: message.deferredUntil)
+            return true
+        }
+        return send(1, counted: counted) { () throws(AMQPError) in try message.connection.ack(message.delivery) }
     }
 
     /// Hands `count` acknowledgements to the connection through `body`, counting them or noting

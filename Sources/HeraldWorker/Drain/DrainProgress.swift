@@ -6,6 +6,9 @@ public struct DrainProgress: Sendable, Hashable {
     /// Deliveries queued in the backlog (their messages were acknowledged, they are owed all the
     /// same); nil when the database could not be asked.
     public var queuedInBacklog: Int?
+    /// Broadcasts sent in windows and not done yet (acknowledged, owed all the same); nil when
+    /// the database could not be asked.
+    public var broadcastsUnderWay: Int?
     /// The worker's counters (consumed, delivered, dead-lettered, in flight…).
     public var statistics: WorkerStatistics
     public var elapsed: Duration
@@ -13,9 +16,12 @@ public struct DrainProgress: Sendable, Hashable {
     /// succeeded).
     public var isComplete: Bool
 
-    public init(queueDepth: Int?, queuedInBacklog: Int? = 0, statistics: WorkerStatistics, elapsed: Duration, isComplete: Bool) {
+    public init(
+        queueDepth: Int?, queuedInBacklog: Int? = 0, broadcastsUnderWay: Int? = 0, statistics: WorkerStatistics, elapsed: Duration, isComplete: Bool
+    ) {
         self.queueDepth = queueDepth
         self.queuedInBacklog = queuedInBacklog
+        self.broadcastsUnderWay = broadcastsUnderWay
         self.statistics = statistics
         self.elapsed = elapsed
         self.isComplete = isComplete

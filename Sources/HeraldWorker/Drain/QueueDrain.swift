@@ -15,7 +15,8 @@ import Logging
 ///
 /// The depth counts the wait queues too (`<queue>.wait`: deliveries deferred while their
 /// provider fails), and the drain waits for the backlog table to be empty (deliveries queued
-/// behind busy users or a failing provider, whose messages were acknowledged), so a drain is not
+/// behind busy users or a failing provider, whose messages were acknowledged) and for every
+/// broadcast sent in windows to be done, so a drain is not
 /// complete while anything is owed. With partitions (``WorkerConfiguration/partitions`` > 0) the depth is the sum of the main
 /// queue and every partition queue (and their wait queues), and the drain's worker takes the ingest and the partitions
 /// only where no other process holds them. If other workers still run, it may own none of them
@@ -42,7 +43,8 @@ public enum QueueDrain {
             }
             var monitor: AMQPConnection?
             var quietPolls = 0
-            var last = DrainProgress(queueDepth: nil, queuedInBacklog: nil, statistics: worker.statistics, elapsed: .zero, isComplete: false)
+            var last = DrainProgress(
+                queueDepth: nil, queuedInBacklog: nil, broadcastsUnderWay: nil, statistics: worker.statistics, elapsed: .zero, isComplete: false)
             while !Task.isCancelled {
                 try? await Task.sleep(for: pollInterval)
                 var depth: Int?
@@ -68,13 +70,15 @@ public enum QueueDrain {
                 // A count of the backlog reads the whole table: asked only once the queues are
                 // empty, when it decides whether the drain is done.
                 let queued = depth == 0 ? try? await worker.store.backlog.count() : last.queuedInBacklog
+                let broadcasts = depth == 0 ? try? await worker.store.broadcasts.unfinishedCount() : last.broadcastsUnderWay
                 let statistics = worker.statistics
                 let idle =
-                    worker.isConsuming && depth == 0 && queued == 0 && statistics.messagesInFlight == 0 && statistics.deliveriesInFlight == 0
+                    worker.isConsuming && depth == 0 && queued == 0 && broadcasts == 0 && statistics.messagesInFlight == 0
+                    && statistics.deliveriesInFlight == 0
                 quietPolls = idle ? quietPolls + 1 : 0
                 last = DrainProgress(
-                    queueDepth: depth, queuedInBacklog: queued, statistics: statistics, elapsed: ContinuousClock.now - started,
-                    isComplete: quietPolls >= 2)
+                    queueDepth: depth, queuedInBacklog: queued, broadcastsUnderWay: broadcasts, statistics: statistics,
+                    elapsed: ContinuousClock.now - started, isComplete: quietPolls >= 2)
                 progress(last)
                 if last.isComplete || last.elapsed >= timeout { break }
             }

@@ -244,13 +244,14 @@ final class DeliveryEngine: Sendable {
 
     /// Settled messages: acknowledged, or first republished to the wait queue when some of their
     /// deliveries were deferred.
+    /// (A broadcast's window goes to its runner either way: it sends its deferred deliveries again.)
     private func settle(_ messages: [TrackedMessage]) {
-        guard messages.contains(where: { $0.deferredUntil != nil }) else {
+        guard messages.contains(where: { $0.deferredUntil != nil && $0.window == nil }) else {
             acknowledger.ack(messages)
             return
         }
-        acknowledger.ack(messages.filter { $0.deferredUntil == nil })
-        deferredCopy.republish(messages.filter { $0.deferredUntil != nil }, acknowledger: acknowledger)
+        acknowledger.ack(messages.filter { $0.deferredUntil == nil || $0.window != nil })
+        deferredCopy.republish(messages.filter { $0.deferredUntil != nil && $0.window == nil }, acknowledger: acknowledger)
     }
 
     private func handleOutcome(

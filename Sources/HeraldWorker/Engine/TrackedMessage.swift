@@ -1,7 +1,10 @@
 import HeraldAMQP
 import HeraldCore
 
-/// A received AMQP message, from its arrival until it is acknowledged (or given up).
+/// A received AMQP message, from its arrival until it is acknowledged (or given up); or a window
+/// of a broadcast sent in windows (``window``), which is settled the same way but reported to
+/// its ``BroadcastWindow`` instead of acknowledged (its AMQP message was acknowledged when the
+/// broadcast was written down).
 ///
 /// Why `@unchecked Sendable` is safe: the `let`s are immutable; the `var`s are read and written
 /// only under the ``MessageTracker``'s lock.
@@ -17,6 +20,8 @@ final class TrackedMessage: @unchecked Sendable {
     /// Its event, or why it does not decode, when the consumer task decoded it on arrival (off
     /// the intake's serial path: the planner then only looks it up); nil otherwise.
     let decoded: Result<Event, EventDecodingError>?
+    /// A broadcast's window: settled, it tells its runner, never the broker.
+    let window: BroadcastWindow?
 
     // Guarded by the MessageTracker's lock.
     /// Deliveries it still waits for.
@@ -32,7 +37,8 @@ final class TrackedMessage: @unchecked Sendable {
     var deferredUntil: ContinuousClock.Instant?
 
     init(
-        delivery: AMQPDelivery, queue: String, connection: AMQPConnection, session: UInt64, slice: PartitionSlice? = nil, decoder: EventDecoder? = nil
+        delivery: AMQPDelivery, queue: String, connection: AMQPConnection, session: UInt64, slice: PartitionSlice? = nil, decoder: EventDecoder? = nil,
+        window: BroadcastWindow? = nil
     ) {
         self.delivery = delivery
         self.queue = queue
@@ -40,5 +46,6 @@ final class TrackedMessage: @unchecked Sendable {
         self.session = session
         self.slice = slice
         self.decoded = decoder.map { EventAdmission.decode(delivery, decoder: $0) }
+        self.window = window
     }
 }

@@ -3,8 +3,9 @@ import HeraldStore
 import HeraldSupport
 import Synchronization
 
-/// Every deliverable subscription, for broadcasts (`UserId 0`, News without a UserId), read a
-/// page at a time and reused until a subscription changes (the store's change notifications,
+/// Every deliverable subscription, for broadcasts (`UserId 0`, News without a UserId), while
+/// they are at most ``WorkerConfiguration/broadcastMemoryLimit`` (past it, broadcasts go in
+/// windows: ``BroadcastRunner``), read a page at a time and reused until a subscription changes (the store's change notifications,
 /// through ``HeraldStore/SubscriptionCache/changeStamp``), so that broadcasts read the table once
 /// while nothing changes; at most ``ttl`` after a change, or while notifications are not
 /// flowing, it is read again. A subscription added meanwhile misses at most that long; dead
@@ -74,12 +75,16 @@ final class BroadcastAudience: Sendable {
     private let devices: DeviceRepository
     private let changes: SubscriptionCache
     private let ttl: Duration
-    private let cached = Mutex<(loaded: ContinuousClock.Instant, stamp: UInt64?, snapshot: Snapshot)?>(nil)
+    private let limit: Int
+    /// The last read; a nil snapshot: more than ``limit`` subscriptions.
+    private let cached = Mutex<(loaded: ContinuousClock.Instant, stamp: UInt64?, snapshot: Snapshot?)?>(nil)
 
-    init(devices: DeviceRepository, changes: SubscriptionCache, ttl: Duration) {
+    /// `limit`: the most subscriptions held in memory (``WorkerConfiguration/broadcastMemoryLimit``).
+    init(devices: DeviceRepository, changes: SubscriptionCache, ttl: Duration, limit: Int) {
         self.devices = devices
         self.changes = changes
         self.ttl = ttl
+        self.limit = limit
     }
 
     /// The snapshot when it is known current: reuse is on (``ttl`` > 0), it was loaded while the
@@ -91,18 +96,27 @@ final class BroadcastAudience: Sendable {
         return hit.snapshot
     }
 
-    /// The current snapshot, or one read less than ``ttl`` ago, or a new one.
-    func snapshot() async throws(StoreError) -> Snapshot {
+    /// The current snapshot, or one read less than ``ttl`` ago, or a new one; nil when there
+    /// are more than ``limit`` subscriptions (broadcasts then go in windows), known without a
+    /// read while nothing changed since.
+    func snapshot() async throws(StoreError) -> Snapshot? {
         if let current = current() { return current }
+        guard limit > 0 else { return nil }
         let now = ContinuousClock.now
         let stamp = changes.changeStamp
-        if ttl > .zero, let hit = cached.withLock({ $0 }), now - hit.loaded < ttl { return hit.snapshot }
+        if ttl > .zero, let hit = cached.withLock({ $0 }), now - hit.loaded < ttl || (stamp != nil && hit.stamp == stamp) {
+            return hit.snapshot
+        }
         var all: [Subscription] = []
         var cursor: SubscriptionPage.Cursor?
         repeat {
             let page = try await devices.allSubscriptions(after: cursor, limit: 5_000)
             all.append(contentsOf: page.subscriptions)
             cursor = page.next
+            if all.count > limit {
+                cached.withLock { $0 = (now, stamp, nil) }
+                return nil
+            }
         } while cursor != nil
         let snapshot = Snapshot(all)
         cached.withLock { $0 = (now, stamp, snapshot) }

@@ -156,24 +156,10 @@ struct ClaimStage: Sendable {
             } else if let history = histories[planned.key.digest], !resumed.repeats.contains(index) {
                 let context = MessageContext(
                     event: planned.event, metadata: planned.metadata, key: planned.key, journalId: history.id, publishedAt: planned.publishedAt)
-                var attachments: [MessageTracker.Attachment] = []
-                for entry in resumed.entries[index] ?? [] {
-                    switch entry.kind {
-                    case .skip:
-                        skipped += 1
-                    case .join(let key):
-                        skipped += 1  // in flight here for another copy
-                        attachments.append(.join(key))
-                    case .resend(let position, let attempts, let inDoubt):
-                        attachments.append(.start(delivery(context, planned, entry.offset, position, attempts, hasPendingRow: true, inDoubt: inDoubt)))
-                    case .reserved(let slot):
-                        guard let position = reserved[slot] else {
-                            skipped += 1
-                            continue
-                        }
-                        attachments.append(.start(delivery(context, planned, entry.offset, position, 0, hasPendingRow: false, inDoubt: true)))
-                    }
+                let (attachments, notStarted) = resumed.attachments(of: index, reserved: reserved) { offset, position, attempts, hasPendingRow, inDoubt in
+                    delivery(context, planned, offset, position, attempts, hasPendingRow: hasPendingRow, inDoubt: inDoubt)
                 }
+                skipped += notStarted
                 fanOut.append((planned.message, attachments))
             }
         }
@@ -199,7 +185,7 @@ struct ClaimStage: Sendable {
         if tracker.settle(planned.message) { acknowledger.ack(planned.message) }
     }
 
-    private func delivery(
+    func delivery(
         _ context: MessageContext, _ planned: PlannedMessage, _ offset: Int, _ position: Int64, _ attempts: Int, hasPendingRow: Bool, inDoubt: Bool,
         badge: Int? = nil
     ) -> Delivery {
@@ -211,8 +197,9 @@ struct ClaimStage: Sendable {
     }
 }
 
-/// What becomes of each delivery of the chunk's known messages.
-private struct KnownDeliveries {
+/// What becomes of each delivery of the chunk's known messages (or of a broadcast's window that
+/// may have been under way before).
+struct KnownDeliveries {
     struct Entry {
         enum Kind {
             /// Terminal in the journal, or queued in its user's backlog.
@@ -255,6 +242,35 @@ private struct KnownDeliveries {
             }
         }
         entries[index] = list
+    }
+
+    /// The attachments of message `index` (``plan(_:index:history:tracker:)``), with the
+    /// positions `reserved` for ``needingPositions``, and how many of its deliveries start
+    /// nothing here (done, queued, joined, or their device gone). `make(offset, position,
+    /// attempts, hasPendingRow, inDoubt)` makes a delivery to start.
+    func attachments(
+        of index: Int, reserved: [Int64?], make: (Int, Int64, Int, Bool, Bool) -> Delivery
+    ) -> (attachments: [MessageTracker.Attachment], skipped: Int) {
+        var attachments: [MessageTracker.Attachment] = []
+        var skipped = 0
+        for entry in entries[index] ?? [] {
+            switch entry.kind {
+            case .skip:
+                skipped += 1
+            case .join(let key):
+                skipped += 1  // in flight here for another copy
+                attachments.append(.join(key))
+            case .resend(let position, let attempts, let inDoubt):
+                attachments.append(.start(make(entry.offset, position, attempts, true, inDoubt)))
+            case .reserved(let slot):
+                guard let position = reserved[slot] else {
+                    skipped += 1
+                    continue
+                }
+                attachments.append(.start(make(entry.offset, position, 0, false, true)))
+            }
+        }
+        return (attachments, skipped)
     }
 
     private struct RecordedKey: Hashable {

@@ -11,7 +11,8 @@ import Logging
 /// 1. decode each message; an undecodable one → dead-letter queue;
 /// 2. look its event up in the template catalog (cached); unknown → dead-letter queue;
 /// 3. read the subscriptions of every user of the chunk at once (cached), and for broadcasts
-///    every deliverable subscription;
+///    every deliverable subscription, while they fit in memory (otherwise a broadcast is handed
+///    to the ``BroadcastRunner``, which sends it in windows);
 /// 4. select the recipients and render every (culture, platform) they need, plus the default
 ///    culture on every platform the event has a template for, so that a bad message is refused
 ///    whoever subscribes; any render error → the whole message to the dead-letter queue before
@@ -29,6 +30,9 @@ struct MessagePlanner: Sendable {
     let deadLetters: DeadLetterPublisher
     let acknowledger: Acknowledger
     let audience: BroadcastAudience
+    /// Broadcasts whose audience does not fit in memory go to it (set once it exists: it needs
+    /// the claim stage).
+    let broadcasts: BroadcastRunner?
     let metrics: WorkerMetrics
     let retry: StoreRetry
 
@@ -115,6 +119,7 @@ struct MessagePlanner: Sendable {
             else { return nil }
             everyone = loaded
         }
+        let inWindows = everyone == nil ? broadcasts : nil
 
         // 4: select and render.
         let selector = RecipientSelector(policy: configuration.selectionPolicy)
@@ -122,6 +127,26 @@ struct MessagePlanner: Sendable {
         planned.reserveCapacity(candidates.count)
         for candidate in candidates {
             let event = candidate.event
+            if candidate.needsEveryone, let inWindows {
+                // Checked as the in-memory path checks it, before it is acknowledged.
+                do throws(RecipientSelectionError) {
+                    _ = try selector.select(event, tag: candidate.metadata.tag, from: [])
+                } catch {
+                    await deadLetter(candidate.message, .noAddressee, error.description, eventId: event.id, messageKey: candidate.messageKey)
+                    continue
+                }
+                do throws(TemplateError) {
+                    try catalog.validateInDefaultCulture(event)
+                } catch {
+                    await deadLetter(
+                        candidate.message, DeadLetterCode.forTemplateError(error), error.description, eventId: event.id, messageKey: candidate.messageKey)
+                    continue
+                }
+                await inWindows.begin(
+                    candidate.message, event: event, metadata: candidate.metadata,
+                    key: MessageKey(text: candidate.messageKey, partitionSuffix: candidate.message.slice?.journalSuffix ?? ""))
+                continue
+            }
             let pool = candidate.needsEveryone ? ArraySlice(everyone?.candidates(for: event) ?? []) : byUser.of(candidate.users)
             var recipients: [Recipient]
             do {

@@ -133,18 +133,23 @@ public final class WorkerService: Service, Sendable {
             metrics: metrics, retry: retry, stop: stopSignal, logger: logger
         )
         let claimQueue = store.journal.makeClaimQueue()
+        let claims = ClaimStage(
+            journal: store.journal, queue: claimQueue, tracker: tracker, engine: engine, acknowledger: acknowledger, metrics: metrics, retry: retry,
+            logger: logger,
+            countsUnread: configuration.payloadBuilder.carriesBadge
+        )
+        let broadcasts = BroadcastRunner(
+            configuration: configuration, store: store, claims: claims, tracker: tracker, acknowledger: acknowledger, metrics: metrics, retry: retry,
+            stop: stopSignal, logger: logger)
         let pipeline = Pipeline(
             planner: MessagePlanner(
                 configuration: configuration, store: store, tracker: tracker, deadLetters: deadLetters, acknowledger: acknowledger,
-                audience: BroadcastAudience(devices: store.devices, changes: store.subscriptionCache, ttl: configuration.broadcastAudienceTTL),
-                metrics: metrics, retry: retry
+                audience: BroadcastAudience(
+                    devices: store.devices, changes: store.subscriptionCache, ttl: configuration.broadcastAudienceTTL,
+                    limit: configuration.broadcastMemoryLimit),
+                broadcasts: broadcasts, metrics: metrics, retry: retry
             ),
-            claims: ClaimStage(
-                journal: store.journal, queue: claimQueue, tracker: tracker, engine: engine, acknowledger: acknowledger, metrics: metrics, retry: retry,
-                logger: logger,
-                countsUnread: configuration.payloadBuilder.carriesBadge
-            ),
-            engine: engine
+            claims: claims, engine: engine, broadcasts: broadcasts
         )
         let wakeOnStop = stopSignal.onStop { engine.wake() }
         defer { stopSignal.remove(wakeOnStop) }
@@ -163,6 +168,7 @@ public final class WorkerService: Service, Sendable {
                         group.addTask { await ingest.run() }
                     }
                     group.addTask { await engine.run() }
+                    group.addTask { await broadcasts.run() }
                     if let keeper, let firstTake {
                         group.addTask { await keeper.run(from: firstTake) }
                     }
@@ -195,6 +201,7 @@ public final class WorkerService: Service, Sendable {
         let planner: MessagePlanner
         let claims: ClaimStage
         let engine: DeliveryEngine
+        let broadcasts: BroadcastRunner
     }
 
     // MARK: Connections
@@ -217,10 +224,12 @@ public final class WorkerService: Service, Sendable {
                 ])
             let id = session.add(1, ordering: .relaxed).newValue
             consuming.store(true, ordering: .relaxed)
+            pipeline.broadcasts.use(connection)
             // One bound for every wait of this session (a stop with partitions waits in consume).
             let deadline = ShutdownDeadline(timeout: configuration.shutdownTimeout)
             let lost = await consume(consumers, connection: connection, session: id, pipeline: pipeline, deadline: deadline)
             consuming.store(false, ordering: .relaxed)
+            pipeline.broadcasts.use(nil)
 
             // Deliveries running finish (their records are written) before the connection is
             // closed or replaced; bounded by the shutdown timeout. Deliveries still waiting in a

@@ -139,6 +139,11 @@ struct DeliveriesCommand: AsyncParsableCommand {
                     "  \(copy.claimedWithoutOutcome) claimed, no outcome recorded yet (in flight, or its worker stopped: sent again when the message comes back)"
                 )
             }
+            if let broadcast = copy.broadcast {
+                Console.out(
+                    "  broadcast sent in windows, \(broadcast.done ? "done" : "under way"): \(broadcast.selected) device(s) selected\(broadcast.done ? "" : " so far"), "
+                        + "\(broadcast.sent) sent, \(broadcast.waiting) waiting, \(broadcast.failed) failed")
+            }
             if copy.repeats > 0 {
                 Console.out("  \(copy.repeats) repeat(s) dropped (AvoidDublication), the last at \(copy.lastRepeatAt.map(time) ?? "?")")
             }

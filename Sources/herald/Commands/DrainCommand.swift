@@ -53,6 +53,7 @@ struct DrainCommand: AsyncParsableCommand {
             Console.error(
                 "herald drain: \(final.queueDepth.map { "\($0) message(s) still queued" } ?? "queue depth unknown"), "
                     + "\(final.queuedInBacklog.map { "\($0) delivery(ies) in the backlog" } ?? "backlog unknown"), "
+                    + "\(final.broadcastsUnderWay.map { "\($0) broadcast(s) under way" } ?? "broadcasts unknown"), "
                     + "\(s.messagesInFlight) message(s) were in flight"
             )
             throw ExitCode.failure
@@ -62,7 +63,7 @@ struct DrainCommand: AsyncParsableCommand {
     static func progressLine(_ p: DrainProgress) -> String {
         let s = p.statistics
         return "draining \(Console.duration(p.elapsed)): queue \(p.queueDepth.map(String.init) ?? "?"), "
-            + "backlog \(p.queuedInBacklog.map(String.init) ?? "?"), in flight \(s.messagesInFlight), "
+            + "backlog \(p.queuedInBacklog.map(String.init) ?? "?"), broadcasts \(p.broadcastsUnderWay.map(String.init) ?? "?"), in flight \(s.messagesInFlight), "
             + "consumed \(s.consumed), delivered \(s.delivered), dead-lettered \(s.deadLettered), failed \(s.failed)"
     }
 }

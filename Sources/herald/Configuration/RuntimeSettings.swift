@@ -105,6 +105,8 @@ enum RuntimeSettings {
         configuration.retryPolicy.maxDelay = try settings.duration(.workerMaxRetryDelay, default: .seconds(300))
         configuration.payloadBuilder = try payloadBuilder(settings)
         configuration.broadcastAudienceTTL = try settings.duration(.workerBroadcastCache, default: .seconds(2))
+        configuration.broadcastMemoryLimit = try settings.int(.workerBroadcastMemory, default: 100_000, range: 0...100_000_000)
+        configuration.broadcastWindow = try settings.int(.workerBroadcastWindow, default: 1_000, range: 1...100_000)
         configuration.partitions = try partitions(settings)
         configuration.backlog = try settings.bool(.workerBacklog, default: true)
         configuration.backlogAfter = try settings.int(.workerBacklogAfter, default: 64, range: 1...100_000)

@@ -103,6 +103,13 @@ extension SettingKey {
         "worker", "backlog_window", help: "How many queued deliveries of one user are kept in memory and read back at a time (default 32).")
     static let workerBacklogMemory = SettingKey(
         "worker", "backlog_memory", help: "How many queued deliveries of all users together are kept in memory (default 8192).")
+    static let workerBroadcastMemory = SettingKey(
+        "worker", "broadcast_memory",
+        help:
+            "Broadcasts are selected in memory while there are at most this many subscriptions; past it they are written down and sent in windows, with flat memory (default 100000; 0: always in windows)."
+    )
+    static let workerBroadcastWindow = SettingKey(
+        "worker", "broadcast_window", help: "Devices per window of a broadcast sent in windows (default 1000; 4 windows at once).")
     static let workerMetricsListen = SettingKey(
         "worker", "metrics_listen", help: "host:port where herald worker serves /metrics, /healthz and /readyz (default: none).")
 
@@ -175,7 +182,8 @@ extension SettingKey {
         .amqpURL, .amqpQueue, .amqpExchange, .amqpRoutingKey, .amqpQueueType, .amqpPrefetch, .amqpHeartbeat,
         .databaseURL, .databasePoolSize,
         .workerThreads, .workerSender, .workerLogSenderFile, .workerShutdownTimeout, .workerDedupeRetention,
-        .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache, .workerMetricsListen, .workerPartitions,
+        .workerMaxAttempts, .workerMaxRetryDelay, .workerPayloadProfile, .workerBroadcastCache, .workerBroadcastMemory, .workerBroadcastWindow,
+        .workerMetricsListen, .workerPartitions,
         .workerLegacyBadge, .workerLegacyExtras, .workerCircuitFailures, .workerCircuitOpen, .workerCircuitMaxOpen, .workerCircuitSlow,
         .workerBacklog, .workerBacklogAfter, .workerBacklogWindow, .workerBacklogMemory,
         .templatesDefaultCulture,

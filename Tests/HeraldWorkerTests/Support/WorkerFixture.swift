@@ -153,7 +153,8 @@ struct WorkerFixture: Sendable {
         )
     }
 
-    /// Waits until `queues` (the main queue by default) and the backlog are empty and every one
+    /// Waits until `queues` (the main queue by default) and the backlog are empty, every broadcast
+    /// sent in windows is done, and every one
     /// of `workers` consumes and holds no message, on three polls in a row (a message requeued by
     /// a lost connection may still be on its way back).
     func waitUntilSettled(_ workers: WorkerService..., queues: [String]? = nil, timeout: Duration = .seconds(30)) async throws {
@@ -163,6 +164,7 @@ struct WorkerFixture: Sendable {
             var empty = true
             for queue in queues where (try? await depth(queue)) != 0 { empty = false }
             if empty, (try? await store.backlog.count()) != 0 { empty = false }
+            if empty, (try? await store.broadcasts.unfinishedCount()) != 0 { empty = false }
             let idle = empty && workers.allSatisfy { $0.isConsuming && $0.statistics.messagesInFlight == 0 }
             quiet = idle ? quiet + 1 : 0
             if quiet < 3 { try await Task.sleep(for: .milliseconds(100)) }

@@ -298,13 +298,8 @@ struct BenchCommand: AsyncParsableCommand {
             result.backlog = try await runner.backlog(messages: backlog)
         }
 
-        // 6. A broadcast to many devices, 7. the real senders.
-        let broadcastDevices = full ? max(broadcast, 100_000) : broadcast
-        if broadcastDevices > 0 {
-            try await runner.seedBroadcastDevices(broadcastDevices)
-            runner.progress("broadcast to \(broadcastDevices) devices, null sender")
-            result.broadcasts.append(try await runner.broadcast(devices: broadcastDevices, sender: NullSender(), label: "null sender", sandbox: nil))
-        }
+        // 6. The real senders, before the large broadcast's devices are added (the workload's
+        // broadcasts would then be sent in windows over all of them).
         if providers || full {
             for delay in delays ?? [] {
                 runner.progress("providers: herald sandbox answering after \(delay)")
@@ -322,14 +317,29 @@ struct BenchCommand: AsyncParsableCommand {
                         }
                         result.providers.append(run)
                     }
-                    if broadcastDevices > 0, delay == .zero {
-                        runner.progress("broadcast to \(broadcastDevices) devices, APNs/FCM senders to the sandbox")
-                        result.broadcasts.append(
-                            try await runner.broadcast(
-                                devices: broadcastDevices, sender: try sandbox.providerSender(logger: runner.logger), label: "APNs/FCM senders, sandbox",
-                                sandbox: sandbox
-                            ))
-                    }
+                } catch {
+                    sandbox.stop()
+                    throw error
+                }
+                sandbox.stop()
+            }
+        }
+
+        // 7. A broadcast to many devices: the null sender, then (with --providers) the real
+        // senders against the sandbox at the longest of --provider-delays.
+        let broadcastDevices = full ? max(broadcast, 100_000) : broadcast
+        if broadcastDevices > 0 {
+            try await runner.seedBroadcastDevices(broadcastDevices)
+            runner.progress("broadcast to \(broadcastDevices) devices, null sender")
+            result.broadcasts.append(try await runner.broadcast(devices: broadcastDevices, sender: NullSender(), label: "null sender", sandbox: nil))
+            if providers || full, let delay = delays?.max() {
+                runner.progress("broadcast to \(broadcastDevices) devices, APNs/FCM senders to the sandbox answering after \(delay)")
+                let sandbox = try await BenchSandbox(responseDelay: delay)
+                do {
+                    result.broadcasts.append(
+                        try await runner.broadcast(
+                            devices: broadcastDevices, sender: try sandbox.providerSender(logger: runner.logger),
+                            label: "APNs/FCM senders, sandbox at \(Int(delay.seconds * 1000)) ms", sandbox: sandbox))
                 } catch {
                     sandbox.stop()
                     throw error

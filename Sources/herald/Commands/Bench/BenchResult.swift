@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStore
 
 /// What `herald bench` measured; printed as a table or, with `--json`, as JSON (the input of
 /// `scripts/bench-plots.py`, and of `../shared/bench/compare.sh`, which reads `bareRate`,
@@ -92,9 +93,14 @@ struct BenchResult: Codable, Sendable {
         var seconds = 0.0
         var workerCPUMicroseconds: Double?
         var sandboxCPUMicroseconds: Double?
-        /// The worker's peak RSS during the broadcast: the broadcast audience's snapshot of every
-        /// deliverable subscription, and the deliveries in flight.
+        /// The worker's peak RSS during the broadcast: the windows in flight (or, below
+        /// `worker.broadcast_memory` subscriptions, the snapshot of every one).
         var peakRSSMegabytes: Double?
+        /// Sent in windows: the journal's account of it (selected, sent, failed, waiting).
+        var windowed: BroadcastProgress?
+        /// Other users' events published during it (200 a second), and their publish→sent p99.
+        var otherEvents = 0
+        var otherP99Milliseconds: Double?
     }
 
     struct Backlog: Codable, Sendable {
@@ -258,8 +264,15 @@ struct BenchResult: Codable, Sendable {
         }
         for run in broadcasts {
             lines.append(
-                "  broadcast to \(run.devices) devices, \(run.label): every delivery recorded after \(String(format: "%.2f s", run.seconds)) (\(run.deliveries) sent), peak RSS \(run.peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")"
+                "  broadcast to \(run.devices) devices, \(run.label): every delivery recorded after \(String(format: "%.2f s", run.seconds)) (\(run.deliveries) sent, \(String(format: "%.0f", Double(run.deliveries) / max(run.seconds, 0.001))) deliveries/s), peak RSS \(run.peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")"
+                    + (run.windowed.map { " — in windows, journal: \($0.selected) selected, \($0.sent) sent, \($0.failed) failed, \($0.waiting) waiting" }
+                        ?? " — in memory")
             )
+            if run.otherEvents > 0 {
+                lines.append(
+                    "    other users meanwhile (\(run.otherEvents) events at 200/s): publish→sent p99 \(ms(run.otherP99Milliseconds))"
+                        + (latency.first.map { "; quiet, at \($0.rate)/s: p99 \(ms($0.p99Milliseconds))" } ?? ""))
+            }
         }
         if let backlog {
             lines.append(

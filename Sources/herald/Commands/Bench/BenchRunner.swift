@@ -185,18 +185,44 @@ final class BenchRunner: Sendable {
         var result = BenchResult.Broadcast(label: label, devices: devices)
         let before = await probe.read()
         Self.resetPeakRSS()
+        let key = MessageKey(text: "bench-\(workload.runID)-broadcast-\(UInt32.random(in: 0...UInt32.max))")
         let (_, delivered, _) = try await drain(configuration, sender: sender) { worker in
             let published = ContinuousClock.now
             try await amqp.publish(
                 AMQPOutgoingMessage(
                     exchange: configuration.topology.exchange, routingKey: configuration.topology.routingKey,
                     body: workload.broadcastBody(salt: Int.random(in: 0..<1_000_000)),
-                    properties: AMQPProperties(contentType: "application/xml", deliveryMode: .persistent)
+                    properties: AMQPProperties(contentType: "application/xml", deliveryMode: .persistent, messageID: key.text)
                 ))
             try await Self.wait(until: { worker.statistics.acked >= 1 }, what: "the broadcast")
+            // Sent in windows (more subscriptions than worker.broadcast_memory): acknowledged once
+            // written down, done once every window's deliveries are recorded. Meanwhile other
+            // users' events come at a steady 200 a second: their publish→sent latency (a
+            // broadcast in windows is not in the latency histogram).
+            let before = worker.latencyDistribution
+            var others = 0
+            let deadline = ContinuousClock.now + .seconds(3_600)
+            while let found = try await store.broadcasts.find(key), !found.done {
+                guard ContinuousClock.now < deadline else { throw BenchError("timed out waiting for the broadcast's windows") }
+                try await publishSteadily(count: 50, rate: 200, topology: configuration.topology, targetedOnly: true)
+                others += 50
+            }
             result.seconds = (ContinuousClock.now - published).seconds
+            try await Self.wait(until: 1 + others, of: { Self.settled(worker) }, what: "the other users' events")
+            let histogram = Self.difference(worker.latencyDistribution, before)
+            result.otherEvents = others
+            result.otherP99Milliseconds = Self.percentile(0.99, of: histogram)
         }
         result.deliveries = delivered
+        if let found = try await store.broadcasts.find(key), let progress = try await store.broadcasts.progress(ofMessage: found.messageId) {
+            // Every device of the broadcast branch selected, and every delivery terminal.
+            result.windowed = progress
+            guard progress.done, progress.selected == devices, progress.sent + progress.failed == progress.selected, progress.waiting == 0 else {
+                throw BenchError(
+                    "the broadcast to \(devices) devices selected \(progress.selected), sent \(progress.sent), failed \(progress.failed), "
+                        + "left \(progress.waiting) waiting (done: \(progress.done))")
+            }
+        }
         result.peakRSSMegabytes = Self.peakRSSMegabytes()
         result.workerCPUMicroseconds = BenchProbe.costs(from: before, to: await probe.read(), deliveries: delivered).workerCPUMicroseconds
         if let sandboxBefore, let after = sandbox?.cpuSeconds, delivered > 0 {
@@ -263,13 +289,16 @@ final class BenchRunner: Sendable {
 
     /// Publishes `count` events at `rate` per second, each stamped with its publish time
     /// (`timestamp_in_ms`).
-    private func publishSteadily(count: Int, rate: Int, topology: HeraldTopology) async throws {
+    /// `targetedOnly`: none of the workload's broadcasts (beside a large broadcast's devices,
+    /// each would be sent in windows over all of them).
+    private func publishSteadily(count: Int, rate: Int, topology: HeraldTopology, targetedOnly: Bool = false) async throws {
         let started = ContinuousClock.now
         let perTick = max(1, rate / 100)  // 100 batches per second
         var sent = 0
         let salt = Int.random(in: 0..<1_000_000)
+        let indexes = targetedOnly ? Array((0..<count * 2).lazy.filter { self.workload.kind($0) != .broadcast }.prefix(count)) : Array(0..<count)
         while sent < count {
-            let batch = (sent..<min(count, sent + perTick)).map { index in
+            let batch = indexes[sent..<min(count, sent + perTick)].map { index in
                 let properties = AMQPProperties(
                     contentType: "application/xml", headers: ["timestamp_in_ms": .int(Int64((Date().timeIntervalSince1970 * 1000).rounded()))],
                     deliveryMode: .persistent

@@ -1,0 +1,314 @@
+import Foundation
+import HeraldAMQP
+import HeraldCore
+import HeraldStore
+import Logging
+import Synchronization
+
+/// Sends broadcasts too large to hold in memory (more subscriptions than
+/// ``WorkerConfiguration/broadcastMemoryLimit``) a window of devices at a time, so that memory
+/// stays flat whatever the audience and other users' pushes keep flowing beside it
+/// (docs/architecture.md, "Broadcasts").
+///
+/// The planner hands such a broadcast to ``begin(_:event:metadata:key:)``: it is written down
+/// (``HeraldStore/BroadcastRepository``, with its journal message row) and its AMQP message is
+/// acknowledged at once; it no longer sits in the prefetch window. Then windows of
+/// ``WorkerConfiguration/broadcastWindow`` devices, in device order, at most
+/// ``WorkerConfiguration/broadcastWindows`` at once, are selected, rendered, claimed and handed
+/// to the engine like a message's deliveries (``ClaimStage/startWindow(_:messageId:resumed:)``);
+/// once every delivery of the oldest windows is settled, the broadcast's cursor moves past them.
+///
+/// One worker runs a broadcast at a time: the holder of its lease, renewed every third of
+/// ``WorkerConfiguration/broadcastLease``. A lease that ran out (its worker died, or lost the
+/// database for that long) is taken over by any worker, which resumes after the cursor and
+/// checks the windows that were under way against the journal: a device gets the broadcast
+/// once, or, in doubt after a crash, again with the same collapse id. A graceful stop gives
+/// the lease up at once.
+final class BroadcastRunner: Sendable {
+    private struct Job: Sendable {
+        var broadcast: Broadcast
+        let delivery: AMQPDelivery
+        let event: Event
+        let metadata: EventMetadata
+    }
+
+    /// A window started and not yet done.
+    private struct Open {
+        var window: BroadcastWindow
+        let planned: PlannedMessage
+        var done = false
+        /// Deferred deliveries (no backlog, a provider's breaker open): sent again then.
+        var rerunAt: ContinuousClock.Instant?
+    }
+
+    private let configuration: WorkerConfiguration
+    private let store: Store
+    private let claims: ClaimStage
+    private let tracker: MessageTracker
+    private let acknowledger: Acknowledger
+    private let metrics: WorkerMetrics
+    private let retry: StoreRetry
+    private let stop: StopSignal
+    private let logger: Logger
+    /// Who holds a lease: this process.
+    let holder: String
+    private let jobs = AsyncStream<Job>.makeStream()
+    /// The broadcasts this process holds (a lease it failed to renew is dropped).
+    private let held = Mutex<Set<Int64>>([])
+    /// The broker connection of the current session: a window's message names one, though it
+    /// is never acknowledged on it. Nil while disconnected.
+    private let connection = Mutex<AMQPConnection?>(nil)
+
+    init(
+        configuration: WorkerConfiguration, store: Store, claims: ClaimStage, tracker: MessageTracker, acknowledger: Acknowledger, metrics: WorkerMetrics,
+        retry: StoreRetry, stop: StopSignal, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.claims = claims
+        self.tracker = tracker
+        self.acknowledger = acknowledger
+        self.metrics = metrics
+        self.retry = retry
+        self.stop = stop
+        self.logger = logger
+        self.holder = "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    /// The connection of the broker session that began (nil: it ended).
+    func use(_ connection: AMQPConnection?) {
+        self.connection.withLock { $0 = connection }
+    }
+
+    /// Writes the broadcast of `message` down and acknowledges the message; it is sent from
+    /// then on. A message whose broadcast is written down already (a redelivery, a repeat) is
+    /// acknowledged without more. Stopping meanwhile: the message stays unsettled (requeued).
+    func begin(_ message: TrackedMessage, event: Event, metadata: EventMetadata, key: MessageKey) async {
+        let delivery = message.delivery
+        let broadcast = Broadcast(
+            messageId: 0, key: key, body: Array(delivery.body), contentType: delivery.properties.contentType, partition: message.slice?.partition,
+            partitions: message.slice?.count)
+        guard
+            let started = await retry.run(
+                "BroadcastRepository.begin",
+                { () async throws(StoreError) in
+                    try await store.broadcasts.begin(broadcast, eventId: event.id, holder: holder, lease: configuration.broadcastLease)
+                })
+        else { return }
+        if let started {
+            held.withLock { _ = $0.insert(started.messageId) }
+            logger.info(
+                "Broadcast written down; it is sent in windows", metadata: [LogKey.messageKey: "\(key)", LogKey.eventId: "\(event.id)"])
+            jobs.continuation.yield(Job(broadcast: started, delivery: delivery, event: event, metadata: metadata))
+        } else {
+            logger.info("Broadcast known already; acknowledged", metadata: [LogKey.messageKey: "\(key)", LogKey.eventId: "\(event.id)"])
+        }
+        if tracker.settle(message) { acknowledger.ack(message) }
+    }
+
+    /// Runs the broadcasts begun here or taken over, renewing their leases, until stopping.
+    func run() async {
+        let token = stop.onStop { [jobs] in jobs.continuation.finish() }
+        defer { stop.remove(token) }
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.keepLeases() }
+            for await job in jobs.stream {
+                group.addTask { await self.drive(job) }
+            }
+        }
+    }
+
+    /// Every third of the lease: renews this process's leases, and takes over broadcasts whose
+    /// lease ran out.
+    private func keepLeases() async {
+        let lease = configuration.broadcastLease
+        while await stop.sleep(for: lease / 3) {
+            let mine = Array(held.withLock { $0 })
+            if !mine.isEmpty,
+                let renewed = await retry.run(
+                    "BroadcastRepository.renew",
+                    { () async throws(StoreError) in
+                        try await store.broadcasts.renew(mine, holder: holder, lease: lease)
+                    })
+            {
+                let lost = Set(mine).subtracting(renewed)
+                if !lost.isEmpty {
+                    held.withLock { $0.subtract(lost) }
+                    logger.warning("Lost the lease of broadcasts; another worker resumes them", metadata: [LogKey.count: "\(lost.count)"])
+                }
+            }
+            while !stop.isStopping,
+                let taken = await retry.run(
+                    "BroadcastRepository.takeOver",
+                    { () async throws(StoreError) in
+                        try await store.broadcasts.takeOver(holder: holder, lease: lease)
+                    }), let taken
+            {
+                await resume(taken)
+            }
+        }
+    }
+
+    /// A broadcast taken over: decoded again, and run from its cursor.
+    private func resume(_ broadcast: Broadcast) async {
+        var properties = AMQPProperties()
+        properties.contentType = broadcast.contentType
+        let delivery = AMQPDelivery(body: Data(broadcast.body), routingKey: configuration.topology.routingKey, deliveryTag: 0, properties: properties)
+        guard let catalog = await retry.run("TemplateCache.catalog", { () async throws(StoreError) in try await store.templateCache.catalog() }) else {
+            return
+        }
+        let metadata = [LogKey.messageKey: Logger.MetadataValue(stringLiteral: "\(broadcast.key)")]
+        switch EventAdmission.admit(delivery, decoder: configuration.decoder, catalog: catalog) {
+        case .admitted(let event, let eventMetadata):
+            held.withLock { _ = $0.insert(broadcast.messageId) }
+            logger.info("Resuming a broadcast whose worker went away", metadata: metadata.merging([LogKey.cursor: "\(broadcast.cursor)"]) { $1 })
+            jobs.continuation.yield(Job(broadcast: broadcast, delivery: delivery, event: event, metadata: eventMetadata))
+        case .refused(_, let reason, _):
+            // Its templates changed since it began: nothing can be rendered; ended, said once.
+            logger.error("A broadcast taken over cannot be rendered any more; ended", metadata: metadata.merging([LogKey.error: "\(reason)"]) { $1 })
+            _ = await retry.run("BroadcastRepository.advance") { () async throws(StoreError) in
+                try await store.broadcasts.advance(
+                    broadcast.messageId, cursor: broadcast.cursor, selected: broadcast.selected, finished: true, holder: holder)
+            }
+        }
+    }
+
+    private func isHeld(_ messageId: Int64) -> Bool { held.withLock { $0.contains(messageId) } }
+
+    /// Sends one broadcast's windows until it is done, its lease is lost, or the worker stops.
+    private func drive(_ job: Job) async {
+        var broadcast = job.broadcast
+        let id = broadcast.messageId
+        let reports = AsyncStream<BroadcastWindow.Settled?>.makeStream()
+        let wake = stop.onStop { reports.continuation.yield(nil) }
+        defer {
+            stop.remove(wake)
+            reports.continuation.finish()
+        }
+        var events = reports.stream.makeAsyncIterator()
+        var selector = WindowSelector(
+            event: job.event, tag: job.metadata.tag, slice: Self.slice(of: broadcast), policy: configuration.selectionPolicy, logger: logger)
+        var open: [Open] = []
+        var readCursor = broadcast.cursor
+        var exhausted = false
+        while !stop.isStopping, isHeld(id) {
+            // Fill: at most `broadcastWindows` windows at once.
+            while open.count < configuration.broadcastWindows, !exhausted, !stop.isStopping {
+                let after = readCursor
+                guard
+                    let page = await retry.run(
+                        "DeviceRepository.subscriptionsAfterDevice",
+                        { () async throws(StoreError) in
+                            try await store.devices.subscriptions(afterDevice: after, devices: configuration.broadcastWindow)
+                        })
+                else { break }
+                guard let last = page.last else {
+                    exhausted = true
+                    break
+                }
+                guard let catalog = await retry.run("TemplateCache.catalog", { () async throws(StoreError) in try await store.templateCache.catalog() })
+                else { break }
+                let resumed = after < broadcast.claimed
+                if !resumed {
+                    let claimed = await retry.run("BroadcastRepository.claim") { () async throws(StoreError) in
+                        try await store.broadcasts.claim(id, through: last, holder: holder)
+                    }
+                    guard claimed == true else { break }
+                }
+                let (recipients, rendered) = selector.select(page.subscriptions, catalog: catalog)
+                guard let window = await start(job, after: after, through: last, recipients: recipients, rendered: rendered, resumed: resumed, reports: reports)
+                else { break }
+                open.append(window)
+                readCursor = last
+            }
+            if exhausted && open.isEmpty {
+                // The last window was done before the end of the audience was seen.
+                await record(broadcast, finished: true)
+                break
+            }
+            // Wait for a window to settle (or a stop, or a rerun's time).
+            guard let event = await events.next() else { break }
+            if let settled = event, let index = open.firstIndex(where: { $0.window === settled.window }) {
+                if let until = settled.deferredUntil {
+                    open[index].rerunAt = until
+                    Task { [continuation = reports.continuation] in
+                        try? await Task.sleep(until: until, clock: .continuous)
+                        continuation.yield(nil)
+                    }
+                } else {
+                    open[index].done = true
+                }
+            }
+            for index in open.indices {
+                guard let due = open[index].rerunAt, due <= .now, !stop.isStopping else { continue }
+                let old = open[index]
+                guard
+                    let window = await start(
+                        job, after: old.window.after, through: old.window.through, recipients: old.planned.recipients, rendered: old.planned.rendered,
+                        resumed: true, reports: reports)
+                else { break }
+                open[index] = window
+            }
+            // The cursor moves past the oldest windows that are done.
+            var moved = false
+            while let first = open.first, first.done {
+                broadcast.cursor = first.window.through
+                broadcast.selected += Int64(first.planned.recipients.count)
+                open.removeFirst()
+                moved = true
+            }
+            if moved { await record(broadcast, finished: exhausted && open.isEmpty) }
+        }
+        let done = exhausted && open.isEmpty
+        held.withLock { _ = $0.remove(id) }
+        if done {
+            logger.info("Broadcast done", metadata: [LogKey.messageKey: "\(broadcast.key)", LogKey.count: "\(broadcast.selected)"])
+        } else if stop.isStopping {
+            // Another worker, or this one restarted, resumes it at once.
+            _ = await retry.run("BroadcastRepository.release", giveUp: { $0.isAborted }) { () async throws(StoreError) in
+                try await store.broadcasts.release([id], holder: holder)
+            }
+        }
+    }
+
+    /// Writes how far `broadcast` went; a lost lease stops its driver.
+    private func record(_ broadcast: Broadcast, finished: Bool) async {
+        let kept = await retry.run("BroadcastRepository.advance") { () async throws(StoreError) in
+            try await store.broadcasts.advance(
+                broadcast.messageId, cursor: broadcast.cursor, selected: broadcast.selected, finished: finished, holder: holder)
+        }
+        if kept == false { held.withLock { _ = $0.remove(broadcast.messageId) } }
+    }
+
+    /// Starts one window: its own message, claimed and handed to the engine. Nil when stopping.
+    private func start(
+        _ job: Job, after: Int64, through: Int64, recipients: [Recipient], rendered: [RenderedNotification], resumed: Bool,
+        reports: (stream: AsyncStream<BroadcastWindow.Settled?>, continuation: AsyncStream<BroadcastWindow.Settled?>.Continuation)
+    ) async -> Open? {
+        guard let connection = await currentConnection() else { return nil }
+        let window = BroadcastWindow(after: after, through: through) { reports.continuation.yield($0) }
+        let message = TrackedMessage(
+            delivery: job.delivery, queue: configuration.topology.queue, connection: connection, session: 0, slice: Self.slice(of: job.broadcast),
+            window: window)
+        // No publication time: a window's deliveries are not in the publish→sent histogram
+        // (minutes for millions of devices, by design); the broadcast's progress tells its pace.
+        let planned = PlannedMessage(
+            message: message, event: job.event, metadata: job.metadata, key: job.broadcast.key, dropsRepeats: false, mayBeKnown: resumed,
+            publishedAt: nil, recipients: recipients, rendered: rendered)
+        guard await claims.startWindow(planned, messageId: job.broadcast.messageId, resumed: resumed) else { return nil }
+        return Open(window: window, planned: planned)
+    }
+
+    private static func slice(of broadcast: Broadcast) -> PartitionSlice? {
+        broadcast.partition.flatMap { partition in broadcast.partitions.map { PartitionSlice(partition: partition, count: $0) } }
+    }
+
+    /// The current session's connection, waiting while there is none; nil when stopping.
+    private func currentConnection() async -> AMQPConnection? {
+        while !stop.isStopping {
+            if let connection = connection.withLock({ $0 }) { return connection }
+            guard await stop.sleep(for: .milliseconds(100)) else { return nil }
+        }
+        return nil
+    }
+}
