@@ -23,7 +23,7 @@ import Synchronization
 /// database for that long) is taken over by any worker, which resumes after the cursor and
 /// checks the windows that were under way against the journal: a device gets the broadcast
 /// once, or, in doubt after a crash, again with the same collapse id. A graceful stop gives
-/// the lease up at once.
+/// the lease up once the deliveries in flight are done (``releaseHeld()``).
 final class BroadcastRunner: Sendable {
     private struct Job: Sendable {
         var broadcast: Broadcast
@@ -209,11 +209,12 @@ final class BroadcastRunner: Sendable {
                 guard let catalog = await retry.run("TemplateCache.catalog", { () async throws(StoreError) in try await store.templateCache.catalog() })
                 else { break }
                 let resumed = after < broadcast.claimed
-                if !resumed {
+                if last > broadcast.claimed {
                     let claimed = await retry.run("BroadcastRepository.claim") { () async throws(StoreError) in
                         try await store.broadcasts.claim(id, through: last, holder: holder)
                     }
                     guard claimed == true else { break }
+                    broadcast.claimed = last
                 }
                 let (recipients, rendered) = selector.select(page.subscriptions, catalog: catalog)
                 guard let window = await start(job, after: after, through: last, recipients: recipients, rendered: rendered, resumed: resumed, reports: reports)
@@ -259,15 +260,29 @@ final class BroadcastRunner: Sendable {
             }
             if moved { await record(broadcast, finished: exhausted && open.isEmpty) }
         }
-        let done = exhausted && open.isEmpty
-        held.withLock { _ = $0.remove(id) }
-        if done {
+        if exhausted && open.isEmpty {
+            held.withLock { _ = $0.remove(id) }
             logger.info("Broadcast done", metadata: [LogKey.messageKey: "\(broadcast.key)", LogKey.count: "\(broadcast.selected)"])
-        } else if stop.isStopping {
-            // Another worker, or this one restarted, resumes it at once.
-            _ = await retry.run("BroadcastRepository.release", giveUp: { $0.isAborted }) { () async throws(StoreError) in
-                try await store.broadcasts.release([id], holder: holder)
-            }
+        } else if !stop.isStopping {
+            held.withLock { _ = $0.remove(id) }  // its lease was lost
+        }
+        // Stopping: still held, until ``releaseHeld()``.
+    }
+
+    /// Gives up the leases of the broadcasts under way here (a graceful stop, once the
+    /// deliveries in flight are done): another worker, or this one restarted, resumes them at
+    /// once instead of after the lease. One try; otherwise the leases run out.
+    func releaseHeld() async {
+        let mine = held.withLock { held in
+            defer { held.removeAll() }
+            return Array(held)
+        }
+        guard !mine.isEmpty else { return }
+        do {
+            try await store.broadcasts.release(mine, holder: holder)
+            logger.info("Broadcasts under way left to the next worker", metadata: [LogKey.count: "\(mine.count)"])
+        } catch {
+            logger.warning("Could not give up the broadcasts' leases; they run out", metadata: [LogKey.error: "\(error)"])
         }
     }
 

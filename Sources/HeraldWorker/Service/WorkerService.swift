@@ -173,6 +173,8 @@ public final class WorkerService: Service, Sendable {
                         group.addTask { await keeper.run(from: firstTake) }
                     }
                     await connectionLoop(pipeline)
+                    // The deliveries in flight are done (or the shutdown timeout passed).
+                    await broadcasts.releaseHeld()
                     if tracker.deliveryCount > 0 {
                         logger.notice(
                             "Stopping with deliveries not done; their messages will be delivered again",
