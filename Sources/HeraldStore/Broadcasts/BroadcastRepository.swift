@@ -99,13 +99,36 @@ public struct BroadcastRepository: Sendable {
         }
     }
 
-    /// Notes that windows were started up to device `claimed` (before any of their deliveries
-    /// is sent); false when `holder` no longer holds the broadcast.
-    public func claim(_ messageId: Int64, through claimed: Int64, holder: String) async throws(StoreError) -> Bool {
+    /// Starts a window: notes that windows were started up to device `claimed` (before any of
+    /// their deliveries is sent) and reserves one position per element of `deviceRefs` (as
+    /// ``DeliveryJournal/reservePositions(_:)``), in one statement; nil when `holder` no longer
+    /// holds the broadcast (nothing reserved).
+    public func claim(
+        _ messageId: Int64, through claimed: Int64, holder: String, positionsFor deviceRefs: [Int64]
+    ) async throws(StoreError)
+        -> [Int64?]?
+    {
         try await StoreError.wrap("BroadcastRepository.claim") {
-            try await client.execute(
-                "UPDATE broadcasts SET claimed = greatest(claimed, $2) WHERE message_id = $1 AND holder = $3 AND state = 'running'",
-                [messageId, claimed, holder]) == 1
+            let rows = try await client.query(
+                """
+                WITH held AS (
+                    UPDATE broadcasts SET claimed = greatest(claimed, $2) WHERE message_id = $1 AND holder = $3 AND state = 'running'
+                    RETURNING 1),
+                c AS (
+                    SELECT device_ref, count(*) AS n FROM unnest($4::int8[]) AS u(device_ref)
+                    WHERE EXISTS (SELECT 1 FROM held) GROUP BY device_ref),
+                bumped AS (\(DeliveryJournal.bumpPositionsSQL))
+                SELECT * FROM bumped UNION ALL SELECT -1, -1 FROM held
+                """,
+                [messageId, claimed, holder, deviceRefs.map { Int($0) }]
+            )
+            var first: [Int64: Int64] = [:]
+            var held = false
+            for row in rows {
+                let device = Int64(try row.decode(Int.self, at: 0))
+                if device < 0 { held = true } else { first[device] = Int64(try row.decode(Int.self, at: 1)) }
+            }
+            return held ? DeliveryJournal.positions(deviceRefs, first: first) : nil
         }
     }
 

@@ -159,19 +159,32 @@ public struct DeliveryJournal: Sendable {
             let rows = try await client.query(
                 """
                 WITH c AS (SELECT device_ref, count(*) AS n FROM unnest($1::int8[]) AS u(device_ref) GROUP BY device_ref)
-                UPDATE device_positions p SET next_position = p.next_position + c.n
-                FROM c WHERE p.device_ref = c.device_ref
-                RETURNING p.device_ref, p.next_position - c.n
+                \(Self.bumpPositionsSQL)
                 """,
                 [deviceRefs.map { Int($0) }]
             )
-            var next: [Int64: Int64] = [:]
-            for row in rows { next[Int64(try row.decode(Int.self, at: 0))] = Int64(try row.decode(Int.self, at: 1)) }
-            return deviceRefs.map { device in
-                guard let position = next[device] else { return nil }
-                next[device] = position + 1
-                return position
-            }
+            var first: [Int64: Int64] = [:]
+            for row in rows { first[Int64(try row.decode(Int.self, at: 0))] = Int64(try row.decode(Int.self, at: 1)) }
+            return Self.positions(deviceRefs, first: first)
+        }
+    }
+
+    /// Moves the position counters of the devices in `c` (device_ref, n) on by n; returns each
+    /// device's first position taken.
+    static let bumpPositionsSQL = """
+        UPDATE device_positions p SET next_position = p.next_position + c.n
+        FROM c WHERE p.device_ref = c.device_ref
+        RETURNING p.device_ref, p.next_position - c.n
+        """
+
+    /// One position per element of `deviceRefs`, from each device's `first` (consecutive for a
+    /// device listed several times); nil for a device without one (gone).
+    static func positions(_ deviceRefs: [Int64], first: [Int64: Int64]) -> [Int64?] {
+        var next = first
+        return deviceRefs.map { device in
+            guard let position = next[device] else { return nil }
+            next[device] = position + 1
+            return position
         }
     }
 

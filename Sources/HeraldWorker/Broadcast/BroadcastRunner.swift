@@ -191,37 +191,52 @@ final class BroadcastRunner: Sendable {
         var open: [Open] = []
         var readCursor = broadcast.cursor
         var exhausted = false
+        // The next window's devices are read while this one is claimed and sent.
+        var next: Task<(subscriptions: [Subscription], last: Int64?)?, Never>?
+        defer { next?.cancel() }
+        var recorded = ContinuousClock.now
         while !stop.isStopping, isHeld(id) {
             // Fill: at most `broadcastWindows` windows at once.
             while open.count < configuration.broadcastWindows, !exhausted, !stop.isStopping {
                 let after = readCursor
-                guard
-                    let page = await retry.run(
-                        "DeviceRepository.subscriptionsAfterDevice",
-                        { () async throws(StoreError) in
-                            try await store.devices.subscriptions(afterDevice: after, devices: configuration.broadcastWindow)
-                        })
-                else { break }
+                guard let page = await (next ?? readPage(after: after)).value else { break }
+                next = nil
                 guard let last = page.last else {
                     exhausted = true
                     break
                 }
+                next = readPage(after: last)
                 guard let catalog = await retry.run("TemplateCache.catalog", { () async throws(StoreError) in try await store.templateCache.catalog() })
                 else { break }
-                let resumed = after < broadcast.claimed
-                if last > broadcast.claimed {
-                    let claimed = await retry.run("BroadcastRepository.claim") { () async throws(StoreError) in
-                        try await store.broadcasts.claim(id, through: last, holder: holder)
-                    }
-                    guard claimed == true else { break }
-                    broadcast.claimed = last
-                }
                 let (recipients, rendered) = selector.select(page.subscriptions, catalog: catalog)
-                guard let window = await start(job, after: after, through: last, recipients: recipients, rendered: rendered, resumed: resumed, reports: reports)
+                // A window after the claimed mark is fresh: the mark moves past it and its
+                // positions are reserved in one statement. One before it may have been under way.
+                let resumed = after < broadcast.claimed
+                var positions: [Int64?]?
+                if last > broadcast.claimed {
+                    let devices = resumed ? [] : recipients.map { $0.subscription.deviceRef ?? -1 }
+                    guard
+                        let claimed = await retry.run(
+                            "BroadcastRepository.claim",
+                            { () async throws(StoreError) in
+                                try await store.broadcasts.claim(id, through: last, holder: holder, positionsFor: devices)
+                            })
+                    else { break }
+                    guard let claimed else {
+                        held.withLock { _ = $0.remove(id) }  // another worker holds it now
+                        break
+                    }
+                    broadcast.claimed = last
+                    if !resumed { positions = claimed }
+                }
+                guard
+                    let window = await start(
+                        job, after: after, through: last, recipients: recipients, rendered: rendered, positions: positions, reports: reports)
                 else { break }
                 open.append(window)
                 readCursor = last
             }
+            guard isHeld(id) else { break }
             if exhausted && open.isEmpty {
                 // The last window was done before the end of the audience was seen.
                 await record(broadcast, finished: true)
@@ -246,7 +261,7 @@ final class BroadcastRunner: Sendable {
                 guard
                     let window = await start(
                         job, after: old.window.after, through: old.window.through, recipients: old.planned.recipients, rendered: old.planned.rendered,
-                        resumed: true, reports: reports)
+                        positions: nil, reports: reports)
                 else { break }
                 open[index] = window
             }
@@ -258,7 +273,12 @@ final class BroadcastRunner: Sendable {
                 open.removeFirst()
                 moved = true
             }
-            if moved { await record(broadcast, finished: exhausted && open.isEmpty) }
+            // Written at most once a second (or at the end): a resume checks the windows after
+            // the written cursor against the journal anyway.
+            if moved, exhausted && open.isEmpty || ContinuousClock.now - recorded >= .seconds(1) {
+                await record(broadcast, finished: exhausted && open.isEmpty)
+                recorded = .now
+            }
         }
         if exhausted && open.isEmpty {
             held.withLock { _ = $0.remove(id) }
@@ -295,9 +315,19 @@ final class BroadcastRunner: Sendable {
         if kept == false { held.withLock { _ = $0.remove(broadcast.messageId) } }
     }
 
-    /// Starts one window: its own message, claimed and handed to the engine. Nil when stopping.
+    /// Reads a window's devices, off the driver's path.
+    private func readPage(after cursor: Int64) -> Task<(subscriptions: [Subscription], last: Int64?)?, Never> {
+        Task { [store, retry, window = configuration.broadcastWindow] in
+            await retry.run("DeviceRepository.subscriptionsAfterDevice") { () async throws(StoreError) in
+                try await store.devices.subscriptions(afterDevice: cursor, devices: window)
+            }
+        }
+    }
+
+    /// Starts one window: its own message, claimed and handed to the engine (`positions`
+    /// reserved for a fresh window; nil: checked against the journal first). Nil when stopping.
     private func start(
-        _ job: Job, after: Int64, through: Int64, recipients: [Recipient], rendered: [RenderedNotification], resumed: Bool,
+        _ job: Job, after: Int64, through: Int64, recipients: [Recipient], rendered: [RenderedNotification], positions: [Int64?]?,
         reports: (stream: AsyncStream<BroadcastWindow.Settled?>, continuation: AsyncStream<BroadcastWindow.Settled?>.Continuation)
     ) async -> Open? {
         guard let connection = await currentConnection() else { return nil }
@@ -308,9 +338,9 @@ final class BroadcastRunner: Sendable {
         // No publication time: a window's deliveries are not in the publish→sent histogram
         // (minutes for millions of devices, by design); the broadcast's progress tells its pace.
         let planned = PlannedMessage(
-            message: message, event: job.event, metadata: job.metadata, key: job.broadcast.key, dropsRepeats: false, mayBeKnown: resumed,
+            message: message, event: job.event, metadata: job.metadata, key: job.broadcast.key, dropsRepeats: false, mayBeKnown: positions == nil,
             publishedAt: nil, recipients: recipients, rendered: rendered)
-        guard await claims.startWindow(planned, messageId: job.broadcast.messageId, resumed: resumed) else { return nil }
+        guard await claims.startWindow(planned, messageId: job.broadcast.messageId, positions: positions) else { return nil }
         return Open(window: window, planned: planned)
     }
 

@@ -2,14 +2,14 @@ import HeraldCore
 import HeraldStore
 
 extension ClaimStage {
-    /// Claims one window of a broadcast sent in windows (its journal message row exists) and
-    /// hands its deliveries to the engine. A fresh window takes new positions for its devices;
-    /// one that may have been under way before (`resumed`: its worker went away, or it is sent
-    /// again after deferrals) is first checked against the journal, as a redelivered message
-    /// is: what is done or queued is skipped, a recorded delivery goes again at its position,
-    /// an unrecorded one (perhaps sent just before a crash) again with the same collapse id.
-    /// False when the worker stops meanwhile (nothing started).
-    func startWindow(_ planned: PlannedMessage, messageId: Int64, resumed: Bool) async -> Bool {
+    /// Hands one window of a broadcast sent in windows (its journal message row exists) to the
+    /// engine. A fresh window comes with the `positions` reserved for its recipients (nil: the
+    /// device is gone); one that may have been under way before (`positions` nil: its worker
+    /// went away, or it is sent again after deferrals) is first checked against the journal, as
+    /// a redelivered message is: what is done or queued is skipped, a recorded delivery goes
+    /// again at its position, an unrecorded one (perhaps sent just before a crash) again with
+    /// the same collapse id. False when the worker stops meanwhile (nothing started).
+    func startWindow(_ planned: PlannedMessage, messageId: Int64, positions: [Int64?]?) async -> Bool {
         let context = MessageContext(
             event: planned.event, metadata: planned.metadata, key: planned.key, journalId: messageId, publishedAt: planned.publishedAt)
         let make = { (offset: Int, position: Int64, attempts: Int, hasPendingRow: Bool, inDoubt: Bool) in
@@ -17,7 +17,16 @@ extension ClaimStage {
         }
         var attachments: [MessageTracker.Attachment] = []
         var skipped = 0
-        if resumed {
+        if let positions {
+            attachments.reserveCapacity(positions.count)
+            for (offset, position) in positions.enumerated() {
+                guard let position else {
+                    skipped += 1  // the device is gone
+                    continue
+                }
+                attachments.append(.start(make(offset, position, 0, false, false)))
+            }
+        } else {
             let devices = planned.recipients.compactMap(\.subscription.deviceRef)
             guard
                 let history = await retry.run(
@@ -28,20 +37,14 @@ extension ClaimStage {
             known.plan(planned, index: 0, history: history, tracker: tracker)
             var reserved: [Int64?] = []
             if !known.needingPositions.isEmpty {
-                guard let positions = await reservePositions(known.needingPositions.map(\.deviceRef)) else { return false }
+                let devices = known.needingPositions.map(\.deviceRef)
+                guard
+                    let positions = await retry.run(
+                        "DeliveryJournal.reservePositions", { () async throws(StoreError) in try await journal.reservePositions(devices) })
+                else { return false }
                 reserved = positions
             }
             (attachments, skipped) = known.attachments(of: 0, reserved: reserved, make: make)
-        } else {
-            guard let positions = await reservePositions(planned.recipients.map { $0.subscription.deviceRef ?? -1 }) else { return false }
-            attachments.reserveCapacity(positions.count)
-            for (offset, position) in positions.enumerated() {
-                guard let position else {
-                    skipped += 1  // the device is gone
-                    continue
-                }
-                attachments.append(.start(make(offset, position, 0, false, false)))
-            }
         }
         if skipped > 0 { metrics.skipped(skipped) }
         tracker.register([planned.message])
@@ -49,9 +52,5 @@ extension ClaimStage {
         acknowledger.ack(settled)
         engine.enqueue(started)
         return true
-    }
-
-    private func reservePositions(_ deviceRefs: [Int64]) async -> [Int64?]? {
-        await retry.run("DeliveryJournal.reservePositions", { () async throws(StoreError) in try await journal.reservePositions(deviceRefs) })
     }
 }

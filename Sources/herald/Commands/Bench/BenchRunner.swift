@@ -164,16 +164,19 @@ final class BenchRunner: Sendable {
     func seedBroadcastDevices(_ count: Int) async throws {
         progress("seeding \(count) devices for the broadcast")
         let run = workload.runID, zone = workload.zone, branch = workload.broadcastBranch
-        let registrations = (0..<count).map { (n: Int) -> DeviceRegistration in
-            let ios = n % 2 == 0
-            let token: String = ios ? String(format: "%064x", 1_000_000_000 + n) : "bench-\(run)-bfcm-\(n)"
-            return DeviceRegistration(
-                deviceId: "bench-\(run)-bd\(n)", platform: ios ? .ios : .android, token: token, culture: "ru-RU",
-                userId: "bench-\(run)-bu\(n)", zoneId: zone, branchId: branch
-            )
-        }
-        for start in stride(from: 0, to: registrations.count, by: 20_000) {
-            try await store.devices.importDevices(Array(registrations[start..<min(registrations.count, start + 20_000)]))
+        // A batch at a time: the bench is the worker too, and ten million registrations held
+        // at once would be its peak RSS.
+        for start in stride(from: 0, to: count, by: 20_000) {
+            let registrations = (start..<min(count, start + 20_000)).map { (n: Int) -> DeviceRegistration in
+                let ios = n % 2 == 0
+                let token: String = ios ? String(format: "%064x", 1_000_000_000 + n) : "bench-\(run)-bfcm-\(n)"
+                return DeviceRegistration(
+                    deviceId: "bench-\(run)-bd\(n)", platform: ios ? .ios : .android, token: token, culture: "ru-RU",
+                    userId: "bench-\(run)-bu\(n)", zoneId: zone, branchId: branch
+                )
+            }
+            try await store.devices.importDevices(registrations)
+            if start % 1_000_000 == 0, start > 0 { progress("seeded \(start) devices") }
         }
     }
 
