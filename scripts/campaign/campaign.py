@@ -30,6 +30,10 @@ CTL = ROOT / "deploy" / "local" / "ctl.sh"
 PG_BIN = Path(os.environ.get("HERALD_PG_BIN", "/usr/lib/postgresql/15/bin"))
 QUEUE = "w1.pushnotification"
 EXCHANGE = "herald"
+# The campaign's own queue, bound like the work queue: the broker's order of arrival of every
+# event (`witness.jsonl`), the evidence analyze.py asks of an order violation it charges to the
+# publisher.
+WITNESS = QUEUE + ".witness"
 EVENT_ID = "CampaignEvent"
 
 
@@ -685,6 +689,48 @@ class Campaign:
         if db is not None and not db.closed:
             db.close()
 
+    async def witness(self, stop: asyncio.Event, bound: asyncio.Event):
+        """Consumes WITNESS, bound to the exchange with the work queue's routing key, so that it
+        receives every event the broker accepted in the order the work queue did, and writes
+        each one's message-id to `witness.jsonl` in that order. The publisher cannot say it: a
+        publish it gave up on (no confirm within 15 s) may have reached the broker, and one it
+        began may wait in the client's channel. Durable (quorum with --cluster), acknowledged
+        after the line is written: a lost connection redelivers, a repeat line changes nothing
+        (analyze.py takes the first). Straight to the broker, each node in turn."""
+        arguments = {"x-queue-type": "quorum"} if self.args.cluster else {}
+        turn = 0
+        with open(self.folder / "witness.jsonl", "a", buffering=1) as out:
+
+            async def on_message(message):
+                out.write(json.dumps(dict(id=message.header.properties.message_id, t=now())) + "\n")
+                await message.channel.basic_ack(message.delivery.delivery_tag)
+
+            while not stop.is_set():
+                url = self.amqp_direct[turn % len(self.amqp_direct)]
+                turn += 1
+                connection = None
+                try:
+                    connection = await asyncio.wait_for(aiormq.connect(url), 5)
+                    channel = await connection.channel()
+                    await channel.basic_qos(prefetch_count=1000)
+                    await channel.queue_declare(WITNESS, durable=True, arguments=arguments)
+                    await channel.queue_bind(WITNESS, EXCHANGE, routing_key=QUEUE)
+                    bound.set()
+                    await channel.basic_consume(WITNESS, on_message)
+                    while not stop.is_set() and not connection.is_closed:
+                        try:
+                            await asyncio.wait_for(stop.wait(), 1)
+                        except asyncio.TimeoutError:
+                            pass
+                except Exception:
+                    await asyncio.sleep(0.5)  # a broker fault: the next node, or this one again
+                finally:
+                    if connection is not None and not connection.is_closed:
+                        try:
+                            await connection.close()
+                        except Exception:
+                            pass
+
     async def drain(self, published):
         """Waits until every published event's pushes were recorded, or nothing more arrives
         for a while (bounded)."""
@@ -725,6 +771,9 @@ class Campaign:
             stop = asyncio.Event()
             sampler = asyncio.ensure_future(self.sample(stop))
             watcher = asyncio.ensure_future(self.watch_deferred(stop))
+            bound = asyncio.Event()
+            witness = asyncio.ensure_future(self.witness(stop, bound))
+            await asyncio.wait_for(bound.wait(), 60)  # before the first event
             deadline = now() + a.minutes * 60
             self.run.note("publishing", rate=a.rate, minutes=a.minutes)
             injector = asyncio.ensure_future(self.inject(deadline - 20))
@@ -734,6 +783,7 @@ class Campaign:
             stop.set()
             await sampler
             await watcher
+            await witness
             (self.folder / "workers.json").write_text(
                 json.dumps(dict(peak_rss_kib=self.workers.peak_rss_kib, incarnations=self.workers.incarnations, unexpected_exits=self.workers.unexpected_exits), indent=2)
             )
