@@ -64,6 +64,11 @@ OWNERSHIP_FAULTS = {"worker-kill", "worker-stop"}
 # line is logged; the old owner logs its lost connection and the campaign notes an exit within
 # a fraction of a second, a claim walk is about 100 ms a partition.
 OWNER_CHANGE_SLACK = 5.0
+# How long after the later push arrived the late push's `deferred` journal row may be recorded:
+# the row is written in the engine's next record batch (milliseconds; longer only while
+# PostgreSQL is away, and then nothing is claimed, so nothing is sent either). The later push
+# goes only once the breaker closed again (2 s or more after it opened).
+DEFERRAL_SLACK = 2.0
 PROVIDER_FAULTS = {"provider-503-half", "provider-503-all", "provider-500-all", "provider-refuse", "provider-slow"}
 
 
@@ -180,13 +185,16 @@ def load_witness(folder):
 
 
 def load_deferred(folder):
-    """(seq, device id) of every delivery the campaign saw deferred in the journal."""
-    deferred = set()
+    """(seq, device id) → when the journal first recorded the delivery deferred, of every one
+    the campaign saw deferred."""
+    deferred = {}
     path = folder / "deferred.jsonl"
     if path.exists():
-        for line in open(path):
-            entry = json.loads(line)
-            deferred.add((entry["seq"], entry["device"]))
+        with open(path) as lines:
+            for line in lines:
+                entry = json.loads(line)
+                key = (entry["seq"], entry["device"])
+                deferred[key] = min(entry["t"], deferred.get(key, entry["t"]))
     return deferred
 
 
@@ -195,7 +203,8 @@ def explain_violation(v, deferred, changes, change_times, witness):
     one), or None. The publisher: the broker accepted the late event's first copy after the
     later event's (the witness queue's order), so the work queue held them in that order; when
     the publisher's publish began says nothing (one it gave up on may have reached the broker,
-    one it began may wait in the client). The breaker: the late push's journal row was seen deferred. An owner change: a worker's partition
+    one it began may wait in the client). The breaker: the late push's journal row was seen deferred, recorded
+    before the later push arrived (plus DEFERRAL_SLACK): a deferral after it explains nothing. An owner change: a worker's partition
     consumers or the ingest ended or began after the late push's publication (less a second)
     and before the later push arrived (plus OWNER_CHANGE_SLACK; and before the late one
     arrived), and the two pushes came on different provider connections (one connection is one
@@ -203,8 +212,9 @@ def explain_violation(v, deferred, changes, change_times, witness):
     late, after = (witness or {}).get(v["late_seq"]), (witness or {}).get(v["after_seq"])
     if late and after and late[0] > after[0]:
         return PUBLISHER, f"the broker accepted event {v['late_seq']} {late[1] - after[1]:.1f} s after event {v['after_seq']}"
-    if (v["late_seq"], v["device"]) in deferred:
-        return BREAKER, f"journal row of event {v['late_seq']} for {v['device']} seen deferred"
+    deferred_at = deferred.get((v["late_seq"], v["device"]))
+    if deferred_at is not None and deferred_at <= v["after_arrived"] + DEFERRAL_SLACK:
+        return BREAKER, f"event {v['late_seq']} for {v['device']} deferred {v['after_arrived'] - deferred_at:.1f} s before event {v['after_seq']} arrived"
     if v["late_connection"] == v["after_connection"]:
         return None, None
     at = bisect.bisect_left(change_times, v["published"] - 1)

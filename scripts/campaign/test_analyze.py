@@ -55,7 +55,7 @@ class RecordedRun:
         self.journal_sent = [(n, f"cu{self.user[n]}-{platform}") for n in self.published for platform in ("ios", "android")]
         self.timeline = [dict(kind="worker-started", worker=w, t=T0 - 10) for w in (0, 1)]
         self.logs = {w: [dict(ts=iso(T0 - 9), level="info", message="Consuming partitions")] for w in (0, 1)}
-        self.deferred = []
+        self.deferred = []  # (event, device id[, when its row was recorded deferred])
         self.postgres = dict(fsync="on", synchronous_commit="on", full_page_writes="on")
 
     def push(self, seq, platform="ios"):
@@ -99,8 +99,8 @@ class RecordedRun:
                 for line in lines:
                     out.write(json.dumps(line) + "\n")
         with open(f / "deferred.jsonl", "w") as out:
-            for seq, device in self.deferred:
-                out.write(json.dumps(dict(seq=seq, device=device, t=self.published[seq] + 1)) + "\n")
+            for seq, device, *at in self.deferred:
+                out.write(json.dumps(dict(seq=seq, device=device, t=at[0] if at else self.published[seq] + 0.1)) + "\n")
         (f / "services.json").write_text(json.dumps(self.services))
         if self.journal_sent is not None:
             with open(f / "journal-sent.tsv", "w") as out:
@@ -238,6 +238,15 @@ class AnalyzeTests(unittest.TestCase):
         s = self.run.analyze()
         self.assertTrue(s["passed"], s["failures"])
         self.assertEqual(s["order_violations_explained"], {analyze.BREAKER: 1})
+
+    def test_a_deferral_after_the_later_push_arrived_explains_nothing(self):
+        """Event 7's push arrived at T0 + 2.2 (swapped); event 4's row deferred at T0 + 5 did not
+        let it overtake (a run of 2026-12-02 had such rows 155 s after the later push)."""
+        self.run.deferred = [(4, "cu0-ios", T0 + 2.2 + analyze.DEFERRAL_SLACK + 0.8)]
+        self.run.swap(4, 7)
+        s = self.run.analyze()
+        self.assertFalse(s["passed"])
+        self.assertEqual(s["order_violations_unexplained"], 1)
 
     def test_the_deferral_of_another_device_explains_nothing(self):
         self.run.deferred = [(4, "cu0-android")]
