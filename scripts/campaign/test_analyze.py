@@ -277,6 +277,17 @@ class AnalyzeTests(unittest.TestCase):
         self.assertFalse(s["passed"])
         self.assertIsNone(s["journal_rows_missing"])
 
+    def test_latency_counts_from_the_brokers_acceptance(self):
+        """Event 4 waited 3 s in the publisher (the broker's flow control) and arrived 0.2 s
+        after the broker took it: Herald's latency is the 0.2 s."""
+        self.run.accepted = {4: T0 + 2 + 3}
+        for platform in ("ios", "android"):
+            self.run.push(4, platform)["time"] = iso(T0 + 5.2)
+        s = self.run.analyze()
+        self.assertEqual(s["latency_from"], "the broker's acceptance")
+        self.assertAlmostEqual(s["latency_before_first_fault"]["max"], 0.2, places=3)
+        self.assertAlmostEqual(s["publisher_wait"]["max"], 3, places=3)
+
     def test_a_lost_push_fails_the_run(self):
         self.run.pushes = [p for p in self.run.pushes if "event 9 " not in json.dumps(p)]
         self.run.journal_sent = [(n, d) for n, d in self.run.journal_sent if n != 9]
