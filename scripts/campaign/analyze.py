@@ -69,6 +69,9 @@ OWNER_CHANGE_SLACK = 5.0
 # PostgreSQL is away, and then nothing is claimed, so nothing is sent either). The later push
 # goes only once the breaker closed again (2 s or more after it opened).
 DEFERRAL_SLACK = 2.0
+# How much later than an event's push the witness queue's consumer may record it (it reconnects
+# after a broker fault as the workers do).
+WITNESS_SLACK = 10.0
 PROVIDER_FAULTS = {"provider-503-half", "provider-503-all", "provider-500-all", "provider-refuse", "provider-slow"}
 
 
@@ -210,7 +213,11 @@ def explain_violation(v, deferred, changes, change_times, witness):
     arrived), and the two pushes came on different provider connections (one connection is one
     process: two pushes one process sent out of order are no owner change's)."""
     late, after = (witness or {}).get(v["late_seq"]), (witness or {}).get(v["after_seq"])
-    if late and after and late[0] > after[0]:
+    # The witness saw each of the two no later than its push (WITNESS_SLACK): else it missed the
+    # copy the work queue had (with quorum queues a publish the publisher gave up on may reach one
+    # queue and not the other), and its order says nothing about them.
+    faithful = late and after and late[1] <= v["arrived"] + WITNESS_SLACK and after[1] <= v["after_arrived"] + WITNESS_SLACK
+    if faithful and late[0] > after[0]:
         return PUBLISHER, f"the broker accepted event {v['late_seq']} {late[1] - after[1]:.1f} s after event {v['after_seq']}"
     deferred_at = deferred.get((v["late_seq"], v["device"]))
     if deferred_at is not None and deferred_at <= v["after_arrived"] + DEFERRAL_SLACK:

@@ -246,8 +246,11 @@ def event_body(seq: int, users: list, run_id: str) -> bytes:
 
 class Publisher:
     """Publishes at a steady rate with publisher confirms, straight to the broker (not through
-    the workers' proxy). An unconfirmed message is published again, with the same message-id,
-    after a reconnect: the producer behaviour docs/formats.md asks for."""
+    the workers' proxy), in order on one channel at a time. An unconfirmed message is published
+    again, with the same message-id, after a reconnect: the producer behaviour docs/formats.md
+    asks for."""
+
+    STALLED = 60  # a channel with publishes outstanding that confirms nothing this long is closed
 
     def __init__(self, run: Run, urls: list, rate: int, users: int, run_id: str, rng: random.Random):
         self.run, self.urls, self.rate, self.users, self.run_id, self.rng = run, urls, rate, users, run_id, rng
@@ -257,6 +260,8 @@ class Publisher:
         self.republished = 0
         self.stopping = False
         self.pending = {}  # seq -> (body, properties-args, record)
+        self.last_confirm = now()
+        self.stalled = 0  # channels closed for confirming nothing for STALLED seconds
 
     def next_event(self):
         self.seq += 1
@@ -291,7 +296,11 @@ class Publisher:
             content_type="application/xml", delivery_mode=2, message_id=message_id,
             headers={"timestamp_in_ms": int(first_time * 1000)},
         )
-        await asyncio.wait_for(channel.basic_publish(body, exchange=EXCHANGE, routing_key=QUEUE, properties=properties), 15)
+        # No timeout of its own: one that gave up on a publish still waiting for the channel (the
+        # broker's flow control) let later ones go first, and the broker had them out of order
+        # (run_until closes a channel that confirms nothing for a minute instead, all at once).
+        await channel.basic_publish(body, exchange=EXCHANGE, routing_key=QUEUE, properties=properties)
+        self.last_confirm = now()
         if self.pending.pop(seq, None) is None:
             return  # confirmed before, on another channel
         self.confirmed += 1
@@ -315,11 +324,21 @@ class Publisher:
                 if channel is None:
                     break
                 self.run.note("publisher-connected", pending=len(self.pending))
+                self.last_confirm = now()
                 # Everything not confirmed goes again, oldest first, same message-id.
                 for seq, (body, message_id, users, first_time) in sorted(self.pending.items()):
                     self.republished += 1
                     inflight.add(self.tagged(channel, self.publish_one(channel, seq, body, message_id, users, first_time)))
                 next_tick = max(next_tick, now())
+            if self.pending and now() - self.last_confirm > self.STALLED:
+                # Every publish of the channel goes again, in order (closing cancels them all).
+                self.stalled += 1
+                self.run.note("publisher-stalled", pending=len(self.pending))
+                try:
+                    await channel.close()
+                except Exception:
+                    pass
+                continue
             delay = next_tick - now()
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -359,7 +378,7 @@ class Publisher:
                 for seq, (body, message_id, users, first_time) in sorted(self.pending.items()):
                     self.republished += 1
                     inflight.add(self.tagged(channel, self.publish_one(channel, seq, body, message_id, users, first_time)))
-        self.run.note("publisher-done", published=self.confirmed, unconfirmed=len(self.pending), republished=self.republished)
+        self.run.note("publisher-done", published=self.confirmed, unconfirmed=len(self.pending), republished=self.republished, stalled=self.stalled)
         if connection is not None:
             try:
                 await connection.close()

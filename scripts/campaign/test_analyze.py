@@ -205,6 +205,17 @@ class AnalyzeTests(unittest.TestCase):
         self.run.swap(4, 7)
         self.assertFalse(self.run.analyze()["passed"])
 
+    def test_a_witness_that_missed_the_later_events_copy_is_no_evidence(self):
+        """The cluster run of 2026-12-02: the later event's first publish (given up on) reached the
+        work queue, not the witness queue, and was pushed 29 s before the witness saw its resend,
+        which came after the late event's (here 10.8 s)."""
+        seen = T0 + 2.2 + analyze.WITNESS_SLACK + 0.8  # 7 was pushed at T0 + 2.2, 4 at T0 + 3.7
+        self.run.accepted = {7: seen, 4: seen + 0.1}  # the witness: 7, then 4
+        self.run.swap(4, 7)
+        s = self.run.analyze()
+        self.assertFalse(s["passed"])
+        self.assertEqual(s["order_violations_unexplained"], 1)
+
     def test_when_the_publisher_began_its_publishes_is_no_evidence(self):
         """A run of 2026-12-02: the publisher's confirmed publish of the late event began 1.5 min
         after the later event's first one, which it had given up on (no confirm within 15 s) but
