@@ -465,6 +465,9 @@ def analyze(folder: Path, offline=False):
         order_violations_unexplained_by_user={device: items for device, items in sorted(unexplained.items())},
         order_violations_explained_examples=[v for v in violations if v["exception"] is not None][:10],
         events_the_witness_missed=None if witness is None else sum(1 for seq in events if seq not in witness),
+        events_pushed_before_the_witness_saw_them=None if witness is None else len(
+            {seq for (seq, _), t in first_arrival.items() if seq in witness and witness[seq][1] > t + WITNESS_SLACK}
+        ),
         journal_rows_missing=None if missing_rows is None else len(missing_rows),
         journal_rows_missing_examples=(missing_rows or [])[:10],
         postgres=run.get("postgres"),
@@ -533,6 +536,8 @@ def render(s):
     w(f"| **order violations without evidence** | **{s['order_violations_unexplained']:,}** |")
     missed = s["events_the_witness_missed"]
     w(f"| confirmed events the witness queue did not see | {'not recorded' if missed is None else f'{missed:,}'} |")
+    early = s["events_pushed_before_the_witness_saw_them"]
+    w(f"| events pushed more than {WITNESS_SLACK:.0f} s before the witness saw them (it missed their first copy) | {'not recorded' if early is None else f'{early:,}'} |")
     w(f"| **dead letters** | **{'unreadable' if s['dead_letters'] is None else s['dead_letters']}** |")
     missing = s["journal_rows_missing"]
     w(f"| **pushes accepted without their journal row** | **{'unreadable' if missing is None else f'{missing:,}'}** |")

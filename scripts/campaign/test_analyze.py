@@ -215,6 +215,7 @@ class AnalyzeTests(unittest.TestCase):
         s = self.run.analyze()
         self.assertFalse(s["passed"])
         self.assertEqual(s["order_violations_unexplained"], 1)
+        self.assertEqual(s["events_pushed_before_the_witness_saw_them"], 2)  # 7, and 4 (its Android push)
 
     def test_when_the_publisher_began_its_publishes_is_no_evidence(self):
         """A run of 2026-12-02: the publisher's confirmed publish of the late event began 1.5 min
