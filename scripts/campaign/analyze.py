@@ -215,7 +215,8 @@ def explain_violation(v, deferred, changes, change_times, witness):
     late, after = (witness or {}).get(v["late_seq"]), (witness or {}).get(v["after_seq"])
     # The witness saw each of the two no later than its push (WITNESS_SLACK): else it missed the
     # copy the work queue had (with quorum queues a publish the publisher gave up on may reach one
-    # queue and not the other), and its order says nothing about them.
+    # queue and not the other), or its consumer lagged (the campaign's process busy), and its
+    # order, or its times, say nothing sure about them.
     faithful = late and after and late[1] <= v["arrived"] + WITNESS_SLACK and after[1] <= v["after_arrived"] + WITNESS_SLACK
     if faithful and late[0] > after[0]:
         return PUBLISHER, f"the broker accepted event {v['late_seq']} {late[1] - after[1]:.1f} s after event {v['after_seq']}"
@@ -537,7 +538,7 @@ def render(s):
     missed = s["events_the_witness_missed"]
     w(f"| confirmed events the witness queue did not see | {'not recorded' if missed is None else f'{missed:,}'} |")
     early = s["events_pushed_before_the_witness_saw_them"]
-    w(f"| events pushed more than {WITNESS_SLACK:.0f} s before the witness saw them (it missed their first copy) | {'not recorded' if early is None else f'{early:,}'} |")
+    w(f"| events pushed more than {WITNESS_SLACK:.0f} s before the witness saw them (it missed a copy, or its consumer lagged) | {'not recorded' if early is None else f'{early:,}'} |")
     w(f"| **dead letters** | **{'unreadable' if s['dead_letters'] is None else s['dead_letters']}** |")
     missing = s["journal_rows_missing"]
     w(f"| **pushes accepted without their journal row** | **{'unreadable' if missing is None else f'{missing:,}'}** |")
