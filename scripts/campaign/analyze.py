@@ -4,7 +4,8 @@ Sources: `published.jsonl` (every event the broker confirmed: number, users, fir
 time, the time of the publish the broker confirmed),
 `pushes.jsonl` (the sandbox's record of every push it accepted), `faults.json`, `workers.json`,
 `timeline.jsonl`, the workers' JSON logs, `deferred.jsonl` (journal rows the campaign saw in
-state 'deferred' during the run), and, while the run's services are up, Herald's journal and
+state 'deferred' during the run), `witness.jsonl` (the message-id of every event in the order the
+broker accepted them, from a queue bound like the work queue), and, while the run's services are up, Herald's journal and
 the dead-letter queue, which it records in `services.json` and `journal-sent.tsv` (with
 --offline it reads them from there). Writes `summary.json` and `summary.md` into the folder and
 prints the latter.
@@ -17,14 +18,17 @@ names the user and platform; its collapse id is `apns-collapse-id` or FCM `data.
 The run fails (exit status 1, `passed` false) on anything lost, shown twice or dead-lettered, a
 dead-letter queue or journal it could not read, a push the providers accepted without its
 journal row, or an order violation without evidence for its cause. A violation of a user's order
-is excused only by evidence about that violation: the publisher sent its late event again (its
-channel was lost) after it had sent the later one, so the broker had them the other way round;
-its late push was deferred by the circuit
+is excused only by evidence about that violation: the broker accepted its late event after the
+later one (the witness queue's order: the publisher sent it again after a lost channel or a
+confirm it gave up on); its late push was deferred by the circuit
 breaker (its journal row seen in state 'deferred'), or partition ownership changed during the
 late push's life (from its publication until it arrived: a worker started, exited or reconnected,
-or the ingest changed hands, from the workers' logs and the campaign's timeline). The workers
-log that they (re)claimed partitions ("Consuming partitions", with counts), not which ones: the
-owner-change evidence is per process, not per partition.
+or the ingest changed hands, from the workers' logs and the campaign's timeline), before the
+later push arrived (OWNER_CHANGE_SLACK), and the two pushes went out on different provider
+connections (the sandbox numbers each TCP connection, and the proxy keeps them one to one, so one
+connection is one process). The workers log that they (re)claimed partitions ("Consuming
+partitions", with counts), not which ones: the owner-change evidence is per process, not per
+partition.
 """
 
 import argparse
@@ -51,8 +55,23 @@ PUBLISHER = "resent by the publisher"
 # one "Worker lost its broker connection; reconnecting"; the ingest's new holder "Holding the
 # ingest".
 OWNERSHIP_LOG = re.compile(r"^Consuming|lost its broker connection|^Holding the ingest")
-# The campaign's timeline entries for a worker process that ends or begins.
+# The campaign's timeline entries for a worker process that ends or begins; a kill or a stop
+# begins when the campaign sends the signal (its fault-start), before the process is gone.
 OWNERSHIP_TIMELINE = {"worker-started", "worker-exited", "worker-died-unexpectedly"}
+OWNERSHIP_FAULTS = {"worker-kill", "worker-stop"}
+# How long after the later push arrived the evidence of an owner change may be logged: the new
+# owner's standby consumer takes the partition when the old one's connection goes, before any
+# line is logged; the old owner logs its lost connection and the campaign notes an exit within
+# a fraction of a second, a claim walk is about 100 ms a partition.
+OWNER_CHANGE_SLACK = 5.0
+# How long after the later push arrived the late push's `deferred` journal row may be recorded:
+# the row is written in the engine's next record batch (milliseconds; longer only while
+# PostgreSQL is away, and then nothing is claimed, so nothing is sent either). The later push
+# goes only once the breaker closed again (2 s or more after it opened).
+DEFERRAL_SLACK = 2.0
+# How much later than an event's push the witness queue's consumer may record it (it reconnects
+# after a broker fault as the workers do).
+WITNESS_SLACK = 10.0
 PROVIDER_FAULTS = {"provider-503-half", "provider-503-all", "provider-500-all", "provider-refuse", "provider-slow"}
 
 
@@ -81,7 +100,9 @@ def load_published(folder):
 
 
 def load_pushes(folder, run_id):
-    """(seq, device) → list of (time, collapse id), in record order; plus foreign records."""
+    """(seq, device) → list of (time, collapse id, connection), in record order, the connection
+    being the provider and the sandbox's number of the TCP connection it came on; plus foreign
+    records."""
     pushes = collections.defaultdict(list)
     foreign = 0
     total = 0
@@ -102,7 +123,7 @@ def load_pushes(folder, run_id):
         else:
             device = ("android", int(token.rsplit("-", 1)[1]))
             collapse = ((r.get("body") or {}).get("message", {}).get("data") or {}).get("dk")
-        pushes[(int(m.group(1)), device)].append((parse_time(r["time"]), collapse))
+        pushes[(int(m.group(1)), device)].append((parse_time(r["time"]), collapse, (r["provider"], r.get("connection"))))
     return pushes, total, foreign
 
 
@@ -145,35 +166,67 @@ def ownership_changes(folder, logs):
             entry = json.loads(line)
             if entry.get("kind") in OWNERSHIP_TIMELINE:
                 changes.append((entry["t"], f"{entry['kind']} (worker {entry.get('worker')})"))
+            elif entry.get("kind") == "fault-start" and entry.get("fault") in OWNERSHIP_FAULTS:
+                changes.append((entry["t"], f"{entry['fault']} of worker {entry.get('worker')}"))
     changes.sort()
     return changes
 
 
+def load_witness(folder):
+    """seq → the place of its first copy in the broker's order of arrival (`witness.jsonl`,
+    written by campaign.py), and its time; None for a run recorded without it."""
+    path = folder / "witness.jsonl"
+    if not path.exists():
+        return None
+    first = {}
+    with open(path) as lines:
+        for place, line in enumerate(lines):
+            entry = json.loads(line)
+            seq = int(str(entry["id"]).rsplit("-", 1)[1])
+            first.setdefault(seq, (place, entry["t"]))
+    return first
+
+
 def load_deferred(folder):
-    """(seq, device id) of every delivery the campaign saw deferred in the journal."""
-    deferred = set()
+    """(seq, device id) → when the journal first recorded the delivery deferred, of every one
+    the campaign saw deferred."""
+    deferred = {}
     path = folder / "deferred.jsonl"
     if path.exists():
-        for line in open(path):
-            entry = json.loads(line)
-            deferred.add((entry["seq"], entry["device"]))
+        with open(path) as lines:
+            for line in lines:
+                entry = json.loads(line)
+                key = (entry["seq"], entry["device"])
+                deferred[key] = min(entry["t"], deferred.get(key, entry["t"]))
     return deferred
 
 
-def explain_violation(v, deferred, changes, change_times, events):
+def explain_violation(v, deferred, changes, change_times, witness):
     """The evidence that excuses the order violation `v` (its late push arrived after a later
-    one), or None. The publisher: the publish the broker confirmed for the late event began after
-    the later event's (a resend after a lost channel), so the queue held them in that order. The
-    breaker: the late push's journal row was seen deferred. An owner change: a worker's partition
-    consumers or the ingest ended or began between the late push's publication (less a second)
-    and its arrival."""
-    late, after = events[v["late_seq"]], events[v["after_seq"]]
-    if late.get("sent", late["t"]) > after.get("sent", after["t"]):
-        return PUBLISHER, f"event {v['late_seq']} sent again {late['sent'] - after.get('sent', after['t']):.1f} s after event {v['after_seq']}"
-    if (v["late_seq"], v["device"]) in deferred:
-        return BREAKER, f"journal row of event {v['late_seq']} for {v['device']} seen deferred"
+    one), or None. The publisher: the broker accepted the late event's first copy after the
+    later event's (the witness queue's order), so the work queue held them in that order; when
+    the publisher's publish began says nothing (one it gave up on may have reached the broker,
+    one it began may wait in the client). The breaker: the late push's journal row was seen deferred, recorded
+    before the later push arrived (plus DEFERRAL_SLACK): a deferral after it explains nothing. An owner change: a worker's partition
+    consumers or the ingest ended or began after the late push's publication (less a second)
+    and before the later push arrived (plus OWNER_CHANGE_SLACK; and before the late one
+    arrived), and the two pushes came on different provider connections (one connection is one
+    process: two pushes one process sent out of order are no owner change's)."""
+    late, after = (witness or {}).get(v["late_seq"]), (witness or {}).get(v["after_seq"])
+    # The witness saw each of the two no later than its push (WITNESS_SLACK): else it missed the
+    # copy the work queue had (with quorum queues a publish the publisher gave up on may reach one
+    # queue and not the other), or its consumer lagged (the campaign's process busy), and its
+    # order, or its times, say nothing sure about them.
+    faithful = late and after and late[1] <= v["arrived"] + WITNESS_SLACK and after[1] <= v["after_arrived"] + WITNESS_SLACK
+    if faithful and late[0] > after[0]:
+        return PUBLISHER, f"the broker accepted event {v['late_seq']} {late[1] - after[1]:.1f} s after event {v['after_seq']}"
+    deferred_at = deferred.get((v["late_seq"], v["device"]))
+    if deferred_at is not None and deferred_at <= v["after_arrived"] + DEFERRAL_SLACK:
+        return BREAKER, f"event {v['late_seq']} for {v['device']} deferred {v['after_arrived'] - deferred_at:.1f} s before event {v['after_seq']} arrived"
+    if v["late_connection"] == v["after_connection"]:
+        return None, None
     at = bisect.bisect_left(change_times, v["published"] - 1)
-    if at < len(change_times) and change_times[at] <= v["arrived"]:
+    if at < len(change_times) and change_times[at] <= min(v["arrived"], v["after_arrived"] + OWNER_CHANGE_SLACK):
         t, what = changes[at]
         return OWNER_CHANGE, f"{what} {t - v['published']:+.1f} s after event {v['late_seq']} was published"
     return None, None
@@ -263,14 +316,22 @@ def analyze(folder: Path, offline=False):
     events = load_published(folder)
     pushes, recorded_total, foreign = load_pushes(folder, run["run_id"])
 
+    witness = load_witness(folder)
+    # Each event's time for the latencies and the faults' windows: when the broker accepted it
+    # (the witness queue's first copy), else when the publisher first sent it. Under the broker's
+    # flow control a publish waits in the publisher, sometimes minutes with its resends: the
+    # publisher's wait, not Herald's.
+    accepted = {seq: witness[seq][1] if witness and seq in witness else e["t"] for seq, e in events.items()}
+    publisher_wait = [accepted[seq] - e["t"] for seq, e in events.items()] if witness else []
     expected = {}
     for seq, e in events.items():
         for u in e["users"]:
             for platform in ("ios", "android"):
-                expected[(seq, (platform, u))] = e["t"]
+                expected[(seq, (platform, u))] = accepted[seq]
 
     delivered = lost = visible_duplicates = repeats = 0
     first_arrival = {}
+    first_connection = {}  # of the first arrival
     lost_examples = []
     for key, publish_t in expected.items():
         records = pushes.get(key)
@@ -280,11 +341,11 @@ def analyze(folder: Path, offline=False):
                 lost_examples.append(dict(seq=key[0], device=f"cu{key[1][1]}-{key[1][0]}", published=publish_t))
             continue
         delivered += 1
-        collapse_ids = {c for _, c in records}
+        collapse_ids = {c for _, c, _ in records}
         if len(collapse_ids) > 1:
             visible_duplicates += 1
         repeats += len(records) - len(collapse_ids)
-        first_arrival[key] = min(t for t, _ in records)
+        first_arrival[key], _, first_connection[key] = min(records, key=lambda r: r[0])
     unexpected = sum(1 for key in pushes if key not in expected)
 
     # Latency per delivery: first arrival − publish time.
@@ -308,7 +369,10 @@ def analyze(folder: Path, offline=False):
         highest = None
         for t, seq in arrivals:
             if highest is not None and seq < highest[1]:
-                violations.append(dict(device=device_name(device), platform=device[0], late_seq=seq, published=events[seq]["t"], arrived=t, after_seq=highest[1], after_arrived=highest[0]))
+                violations.append(dict(
+                    device=device_name(device), platform=device[0], late_seq=seq, published=events[seq]["t"], arrived=t, after_seq=highest[1], after_arrived=highest[0],
+                    late_connection=first_connection[(seq, device)], after_connection=first_connection[(highest[1], device)],
+                ))
             if highest is None or seq > highest[1]:
                 highest = (t, seq)
     logs = worker_log_lines(folder)
@@ -318,7 +382,7 @@ def analyze(folder: Path, offline=False):
     by_exception = collections.Counter()
     unexplained = collections.defaultdict(list)
     for v in violations:
-        v["exception"], v["evidence"] = explain_violation(v, deferred, changes, change_times, events)
+        v["exception"], v["evidence"] = explain_violation(v, deferred, changes, change_times, witness)
         by_exception[v["exception"]] += 1
         if v["exception"] is None:
             unexplained[v["device"]].append(v)
@@ -401,6 +465,10 @@ def analyze(folder: Path, offline=False):
         order_violations_unexplained=sum(len(v) for v in unexplained.values()),
         order_violations_unexplained_by_user={device: items for device, items in sorted(unexplained.items())},
         order_violations_explained_examples=[v for v in violations if v["exception"] is not None][:10],
+        events_the_witness_missed=None if witness is None else sum(1 for seq in events if seq not in witness),
+        events_pushed_before_the_witness_saw_them=None if witness is None else len(
+            {seq for (seq, _), t in first_arrival.items() if seq in witness and witness[seq][1] > t + WITNESS_SLACK}
+        ),
         journal_rows_missing=None if missing_rows is None else len(missing_rows),
         journal_rows_missing_examples=(missing_rows or [])[:10],
         postgres=run.get("postgres"),
@@ -412,6 +480,8 @@ def analyze(folder: Path, offline=False):
         longest_healthy_provider_added_wait=max(healthy_added) if healthy_added else None,
         baseline_latency={p: dict(p50=percentile(v, 50), p99=percentile(v, 99), max=max(v) if v else None, n=len(v)) for p, v in baseline.items()},
         recovery_threshold_s=threshold,
+        latency_from="the broker's acceptance" if witness else "the publisher's first publish",
+        publisher_wait=dict(p50=percentile(publisher_wait, 50), p99=percentile(publisher_wait, 99), max=max(publisher_wait, default=None)),
         latency_before_first_fault=dict(p50=percentile(warm, 50), p99=percentile(warm, 99), max=max(warm) if warm else None, n=len(warm)),
         faults=per_fault,
         errors={k: v for k, v in services.items() if k.endswith("_error")},
@@ -465,6 +535,10 @@ def render(s):
     explained = ", ".join(f"{c:,} {e}" for e, c in s["order_violations_explained"].items()) or "none"
     w(f"| of which explained by their own evidence | {explained} |")
     w(f"| **order violations without evidence** | **{s['order_violations_unexplained']:,}** |")
+    missed = s["events_the_witness_missed"]
+    w(f"| confirmed events the witness queue did not see | {'not recorded' if missed is None else f'{missed:,}'} |")
+    early = s["events_pushed_before_the_witness_saw_them"]
+    w(f"| events pushed more than {WITNESS_SLACK:.0f} s before the witness saw them (it missed a copy, or its consumer lagged) | {'not recorded' if early is None else f'{early:,}'} |")
     w(f"| **dead letters** | **{'unreadable' if s['dead_letters'] is None else s['dead_letters']}** |")
     missing = s["journal_rows_missing"]
     w(f"| **pushes accepted without their journal row** | **{'unreadable' if missing is None else f'{missing:,}'}** |")
@@ -474,12 +548,15 @@ def render(s):
     w(f"| peak RSS per worker slot | {', '.join(f'{m} MiB' for m in s['peak_rss_mib'])} |")
     w(f"| worker processes started per slot | {s['worker_incarnations']} |")
     w(f"| workers that exited on their own (crashes) | {len(s['worker_unexpected_exits'])} |")
-    w(f"| **longest wait of the healthy provider** during the other's outage (publish to push) | **{fmt_s(s['longest_healthy_provider_wait'])}** |")
+    w(f"| **longest wait of the healthy provider** during the other's outage | **{fmt_s(s['longest_healthy_provider_wait'])}** |")
     w(f"| of which added by the outage (minus its longest wait in the minute before) | **{fmt_s(s['longest_healthy_provider_added_wait'])}** |")
+    b = s["publisher_wait"]
+    w(f"| the publisher's first publish to the broker's acceptance | p50 {fmt_s(b['p50'])}, p99 {fmt_s(b['p99'])}, max {fmt_s(b['max'])} |")
+    w(f"| latencies and waits below are from | {s['latency_from']} to the push |")
     b = s["latency_before_first_fault"]
-    w(f"| publish→push latency before the first fault | p50 {fmt_s(b['p50'])}, p99 {fmt_s(b['p99'])}, max {fmt_s(b['max'])} ({b['n']:,}) |")
+    w(f"| latency before the first fault | p50 {fmt_s(b['p50'])}, p99 {fmt_s(b['p99'])}, max {fmt_s(b['max'])} ({b['n']:,}) |")
     for p, b in s["baseline_latency"].items():
-        w(f"| publish→push latency away from faults (60 s after each), {p} | p50 {fmt_s(b['p50'])}, p99 {fmt_s(b['p99'])}, max {fmt_s(b['max'])} ({b['n']:,}) |")
+        w(f"| latency away from faults (60 s after each), {p} | p50 {fmt_s(b['p50'])}, p99 {fmt_s(b['p99'])}, max {fmt_s(b['max'])} ({b['n']:,}) |")
     w("")
     if s["order_violations_unexplained_by_user"]:
         w("Order violations without evidence, by device (event that arrived late → after which later event):\n")

@@ -30,6 +30,10 @@ CTL = ROOT / "deploy" / "local" / "ctl.sh"
 PG_BIN = Path(os.environ.get("HERALD_PG_BIN", "/usr/lib/postgresql/15/bin"))
 QUEUE = "w1.pushnotification"
 EXCHANGE = "herald"
+# The campaign's own queue, bound like the work queue: the broker's order of arrival of every
+# event (`witness.jsonl`), the evidence analyze.py asks of an order violation it charges to the
+# publisher.
+WITNESS = QUEUE + ".witness"
 EVENT_ID = "CampaignEvent"
 
 
@@ -242,8 +246,11 @@ def event_body(seq: int, users: list, run_id: str) -> bytes:
 
 class Publisher:
     """Publishes at a steady rate with publisher confirms, straight to the broker (not through
-    the workers' proxy). An unconfirmed message is published again, with the same message-id,
-    after a reconnect: the producer behaviour docs/formats.md asks for."""
+    the workers' proxy), in order on one channel at a time. An unconfirmed message is published
+    again, with the same message-id, after a reconnect: the producer behaviour docs/formats.md
+    asks for."""
+
+    STALLED = 60  # a channel with publishes outstanding that confirms nothing this long is closed
 
     def __init__(self, run: Run, urls: list, rate: int, users: int, run_id: str, rng: random.Random):
         self.run, self.urls, self.rate, self.users, self.run_id, self.rng = run, urls, rate, users, run_id, rng
@@ -253,6 +260,8 @@ class Publisher:
         self.republished = 0
         self.stopping = False
         self.pending = {}  # seq -> (body, properties-args, record)
+        self.last_confirm = now()
+        self.stalled = 0  # channels closed for confirming nothing for STALLED seconds
 
     def next_event(self):
         self.seq += 1
@@ -287,7 +296,11 @@ class Publisher:
             content_type="application/xml", delivery_mode=2, message_id=message_id,
             headers={"timestamp_in_ms": int(first_time * 1000)},
         )
-        await asyncio.wait_for(channel.basic_publish(body, exchange=EXCHANGE, routing_key=QUEUE, properties=properties), 15)
+        # No timeout of its own: one that gave up on a publish still waiting for the channel (the
+        # broker's flow control) let later ones go first, and the broker had them out of order
+        # (run_until closes a channel that confirms nothing for a minute instead, all at once).
+        await channel.basic_publish(body, exchange=EXCHANGE, routing_key=QUEUE, properties=properties)
+        self.last_confirm = now()
         if self.pending.pop(seq, None) is None:
             return  # confirmed before, on another channel
         self.confirmed += 1
@@ -311,11 +324,21 @@ class Publisher:
                 if channel is None:
                     break
                 self.run.note("publisher-connected", pending=len(self.pending))
+                self.last_confirm = now()
                 # Everything not confirmed goes again, oldest first, same message-id.
                 for seq, (body, message_id, users, first_time) in sorted(self.pending.items()):
                     self.republished += 1
                     inflight.add(self.tagged(channel, self.publish_one(channel, seq, body, message_id, users, first_time)))
                 next_tick = max(next_tick, now())
+            if self.pending and now() - self.last_confirm > self.STALLED:
+                # Every publish of the channel goes again, in order (closing cancels them all).
+                self.stalled += 1
+                self.run.note("publisher-stalled", pending=len(self.pending))
+                try:
+                    await channel.close()
+                except Exception:
+                    pass
+                continue
             delay = next_tick - now()
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -355,7 +378,7 @@ class Publisher:
                 for seq, (body, message_id, users, first_time) in sorted(self.pending.items()):
                     self.republished += 1
                     inflight.add(self.tagged(channel, self.publish_one(channel, seq, body, message_id, users, first_time)))
-        self.run.note("publisher-done", published=self.confirmed, unconfirmed=len(self.pending), republished=self.republished)
+        self.run.note("publisher-done", published=self.confirmed, unconfirmed=len(self.pending), republished=self.republished, stalled=self.stalled)
         if connection is not None:
             try:
                 await connection.close()
@@ -685,6 +708,48 @@ class Campaign:
         if db is not None and not db.closed:
             db.close()
 
+    async def witness(self, stop: asyncio.Event, bound: asyncio.Event):
+        """Consumes WITNESS, bound to the exchange with the work queue's routing key, so that it
+        receives every event the broker accepted in the order the work queue did, and writes
+        each one's message-id to `witness.jsonl` in that order. The publisher cannot say it: a
+        publish it gave up on (no confirm within 15 s) may have reached the broker, and one it
+        began may wait in the client's channel. Durable (quorum with --cluster), acknowledged
+        after the line is written: a lost connection redelivers, a repeat line changes nothing
+        (analyze.py takes the first). Straight to the broker, each node in turn."""
+        arguments = {"x-queue-type": "quorum"} if self.args.cluster else {}
+        turn = 0
+        with open(self.folder / "witness.jsonl", "a", buffering=1) as out:
+
+            async def on_message(message):
+                out.write(json.dumps(dict(id=message.header.properties.message_id, t=now())) + "\n")
+                await message.channel.basic_ack(message.delivery.delivery_tag)
+
+            while not stop.is_set():
+                url = self.amqp_direct[turn % len(self.amqp_direct)]
+                turn += 1
+                connection = None
+                try:
+                    connection = await asyncio.wait_for(aiormq.connect(url), 5)
+                    channel = await connection.channel()
+                    await channel.basic_qos(prefetch_count=1000)
+                    await channel.queue_declare(WITNESS, durable=True, arguments=arguments)
+                    await channel.queue_bind(WITNESS, EXCHANGE, routing_key=QUEUE)
+                    bound.set()
+                    await channel.basic_consume(WITNESS, on_message)
+                    while not stop.is_set() and not connection.is_closed:
+                        try:
+                            await asyncio.wait_for(stop.wait(), 1)
+                        except asyncio.TimeoutError:
+                            pass
+                except Exception:
+                    await asyncio.sleep(0.5)  # a broker fault: the next node, or this one again
+                finally:
+                    if connection is not None and not connection.is_closed:
+                        try:
+                            await connection.close()
+                        except Exception:
+                            pass
+
     async def drain(self, published):
         """Waits until every published event's pushes were recorded, or nothing more arrives
         for a while (bounded)."""
@@ -725,6 +790,9 @@ class Campaign:
             stop = asyncio.Event()
             sampler = asyncio.ensure_future(self.sample(stop))
             watcher = asyncio.ensure_future(self.watch_deferred(stop))
+            bound = asyncio.Event()
+            witness = asyncio.ensure_future(self.witness(stop, bound))
+            await asyncio.wait_for(bound.wait(), 60)  # before the first event
             deadline = now() + a.minutes * 60
             self.run.note("publishing", rate=a.rate, minutes=a.minutes)
             injector = asyncio.ensure_future(self.inject(deadline - 20))
@@ -734,6 +802,7 @@ class Campaign:
             stop.set()
             await sampler
             await watcher
+            await witness
             (self.folder / "workers.json").write_text(
                 json.dumps(dict(peak_rss_kib=self.workers.peak_rss_kib, incarnations=self.workers.incarnations, unexpected_exits=self.workers.unexpected_exits), indent=2)
             )

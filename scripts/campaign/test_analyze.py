@@ -29,13 +29,14 @@ def iso(t):
     return datetime.datetime.fromtimestamp(t, tz=datetime.timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-def push_record(seq, platform, user, t):
-    """One line of the sandbox's record (`herald sandbox --record`) of an accepted push."""
+def push_record(seq, platform, user, t, connection=1):
+    """One line of the sandbox's record (`herald sandbox --record`) of an accepted push, which
+    came on the sandbox's TCP connection number `connection` (one worker process's)."""
     text = f"Campaign event {seq} for {RUN_ID}"
     key = f"k{seq}-{platform}-{user}"
     if platform == "ios":
-        return dict(provider="apns", token="%064x" % (analyze.IOS_BASE + user), headers={"apns-collapse-id": key}, body={"aps": {"alert": {"body": text}}}, time=iso(t))
-    return dict(provider="fcm", token=f"campaign-fcm-{user}", headers={}, body={"message": {"data": {"dk": key}, "notification": {"body": text}}}, time=iso(t))
+        return dict(provider="apns", token="%064x" % (analyze.IOS_BASE + user), headers={"apns-collapse-id": key}, body={"aps": {"alert": {"body": text}}}, time=iso(t), connection=connection)
+    return dict(provider="fcm", token=f"campaign-fcm-{user}", headers={}, body={"message": {"data": {"dk": key}, "notification": {"body": text}}}, time=iso(t), connection=connection)
 
 
 class RecordedRun:
@@ -46,7 +47,7 @@ class RecordedRun:
     def __init__(self, folder: Path):
         self.folder = folder
         self.published = {n: T0 + n / 2 for n in range(1, EVENTS + 1)}
-        self.resent = {}  # event → when the publish the broker confirmed began, if not at once
+        self.accepted = {}  # event → when the broker accepted its first copy, if not at its publication
         self.user = {n: (n - 1) % USERS for n in self.published}
         self.pushes = [push_record(n, platform, self.user[n], t + 0.2) for n, t in self.published.items() for platform in ("ios", "android")]
         self.faults = []
@@ -54,16 +55,23 @@ class RecordedRun:
         self.journal_sent = [(n, f"cu{self.user[n]}-{platform}") for n in self.published for platform in ("ios", "android")]
         self.timeline = [dict(kind="worker-started", worker=w, t=T0 - 10) for w in (0, 1)]
         self.logs = {w: [dict(ts=iso(T0 - 9), level="info", message="Consuming partitions")] for w in (0, 1)}
-        self.deferred = []
+        self.deferred = []  # (event, device id[, when its row was recorded deferred])
         self.postgres = dict(fsync="on", synchronous_commit="on", full_page_writes="on")
+
+    def push(self, seq, platform="ios"):
+        return next(p for p in self.pushes if f"event {seq} " in json.dumps(p) and (p["provider"] == "apns") == (platform == "ios"))
 
     def swap(self, first, second, platform="ios"):
         """The test helper the issue asks for: the pushes of events `first` and `second` (one
         user's) to one device arrive the other way round."""
         assert self.user[first] == self.user[second]
-        a = next(p for p in self.pushes if f"event {first} " in json.dumps(p) and (p["provider"] == "apns") == (platform == "ios"))
-        b = next(p for p in self.pushes if f"event {second} " in json.dumps(p) and (p["provider"] == "apns") == (platform == "ios"))
+        a, b = self.push(first, platform), self.push(second, platform)
         a["time"], b["time"] = b["time"], a["time"]
+
+    def sent_by_another_process(self, seq, platform="ios"):
+        """The push of event `seq` to the user's `platform` device came on a provider connection
+        of another worker process (the sandbox's connection 2)."""
+        self.push(seq, platform)["connection"] = 2
 
     def write(self):
         f = self.folder
@@ -74,8 +82,10 @@ class RecordedRun:
         )
         with open(f / "published.jsonl", "w") as out:
             for n, t in self.published.items():
-                sent = self.resent.get(n, t)
-                out.write(json.dumps(dict(seq=n, users=[self.user[n]], t=t, sent=sent, confirmed=sent + 0.01)) + "\n")
+                out.write(json.dumps(dict(seq=n, users=[self.user[n]], t=t, sent=t, confirmed=t + 0.01)) + "\n")
+        with open(f / "witness.jsonl", "w") as out:
+            for n, t in sorted(((n, self.accepted.get(n, t)) for n, t in self.published.items()), key=lambda x: x[1]):
+                out.write(json.dumps(dict(id=f"{RUN_ID}-{n}", t=t)) + "\n")
         with open(f / "pushes.jsonl", "w") as out:
             for p in self.pushes:
                 out.write(json.dumps(p) + "\n")
@@ -89,8 +99,8 @@ class RecordedRun:
                 for line in lines:
                     out.write(json.dumps(line) + "\n")
         with open(f / "deferred.jsonl", "w") as out:
-            for seq, device in self.deferred:
-                out.write(json.dumps(dict(seq=seq, device=device, t=self.published[seq] + 1)) + "\n")
+            for seq, device, *at in self.deferred:
+                out.write(json.dumps(dict(seq=seq, device=device, t=at[0] if at else self.published[seq] + 0.1)) + "\n")
         (f / "services.json").write_text(json.dumps(self.services))
         if self.journal_sent is not None:
             with open(f / "journal-sent.tsv", "w") as out:
@@ -137,30 +147,102 @@ class AnalyzeTests(unittest.TestCase):
         self.assertEqual(s["order_violations_unexplained"], 1)
 
     def test_an_owner_change_between_the_two_pushes_explains_their_swap(self):
-        # Event 4 is published at T0 + 2 and, swapped, arrives at T0 + 3.7.
+        # Event 4 is published at T0 + 2 and, swapped, arrives at T0 + 3.7, after event 7's push
+        # (T0 + 2.2), which the partition's next owner sent.
         self.run.logs[1].append(dict(ts=iso(T0 + 2.5), level="warning", message="Worker lost its broker connection; reconnecting"))
         self.run.swap(4, 7)
+        self.run.sent_by_another_process(7)
         s = self.run.analyze()
         self.assertTrue(s["passed"], s["failures"])
         self.assertEqual(s["order_violations_explained"], {analyze.OWNER_CHANGE: 1})
         self.assertIn("worker 1", s["order_violations_explained_examples"][0]["evidence"])
+
+    def test_a_worker_killed_between_the_two_pushes_is_an_owner_change(self):
+        """The kill's moment is when the campaign sends the signal (its fault-start): the next
+        owner may push before the process is noted gone."""
+        self.run.timeline.append(dict(kind="fault-start", fault="worker-kill", worker=0, t=T0 + 2.1))
+        self.run.swap(4, 7)
+        self.run.sent_by_another_process(7)
+        s = self.run.analyze()
+        self.assertTrue(s["passed"], s["failures"])
+        self.assertIn("worker-kill of worker 0", s["order_violations_explained_examples"][0]["evidence"])
+
+    def test_two_pushes_one_process_sent_out_of_order_are_no_owner_changes(self):
+        """Both came on the same provider connection, so from one process: however many
+        workers reconnected meanwhile, the partition's owner did not change between them."""
+        self.run.logs[1].append(dict(ts=iso(T0 + 2.5), level="warning", message="Worker lost its broker connection; reconnecting"))
+        self.run.swap(4, 7)
+        s = self.run.analyze()
+        self.assertFalse(s["passed"])
+        self.assertEqual(s["order_violations_unexplained"], 1)
+
+    def test_an_owner_change_after_the_later_push_arrived_explains_nothing(self):
+        """Event 7's push arrived at T0 + 2.2; a change logged more than OWNER_CHANGE_SLACK later
+        (still before event 4's late push, moved to T0 + 9) did not let it overtake."""
+        self.run.swap(4, 7)
+        self.run.push(4)["time"] = iso(T0 + 9)
+        self.run.sent_by_another_process(7)
+        self.run.logs[1].append(dict(ts=iso(T0 + 2.2 + analyze.OWNER_CHANGE_SLACK + 0.5), level="info", message="Consuming partitions"))
+        s = self.run.analyze()
+        self.assertFalse(s["passed"])
+        self.assertEqual(s["order_violations_unexplained"], 1)
 
     def test_an_owner_change_before_the_late_push_was_published_explains_nothing(self):
         self.run.timeline.append(dict(kind="worker-exited", worker=1, t=T0 + 0.5))
         self.run.swap(4, 7)
         self.assertFalse(self.run.analyze()["passed"])
 
-    def test_an_event_the_publisher_sent_again_after_the_later_one_is_the_publishers(self):
-        self.run.resent = {4: T0 + 3.6}  # its channel lost, event 4 went again after event 7 (T0 + 3.5)
+    def test_an_event_the_broker_accepted_after_the_later_one_is_the_publishers(self):
+        self.run.accepted = {4: T0 + 3.6}  # its channel lost, event 4 went again after event 7 (T0 + 3.5)
         self.run.swap(4, 7)
         s = self.run.analyze()
         self.assertTrue(s["passed"], s["failures"])
         self.assertEqual(s["order_violations_explained"], {analyze.PUBLISHER: 1})
+        self.assertEqual(s["events_the_witness_missed"], 0)
 
-    def test_an_event_sent_again_before_the_later_one_explains_nothing(self):
-        self.run.resent = {4: T0 + 3.4}
+    def test_an_event_the_broker_accepted_before_the_later_one_explains_nothing(self):
+        self.run.accepted = {4: T0 + 3.4}
         self.run.swap(4, 7)
         self.assertFalse(self.run.analyze()["passed"])
+
+    def test_a_witness_that_missed_the_later_events_copy_is_no_evidence(self):
+        """The cluster run of 2026-12-02: the later event's first publish (given up on) reached the
+        work queue, not the witness queue, and was pushed 29 s before the witness saw its resend,
+        which came after the late event's (here 10.8 s)."""
+        seen = T0 + 2.2 + analyze.WITNESS_SLACK + 0.8  # 7 was pushed at T0 + 2.2, 4 at T0 + 3.7
+        self.run.accepted = {7: seen, 4: seen + 0.1}  # the witness: 7, then 4
+        self.run.swap(4, 7)
+        s = self.run.analyze()
+        self.assertFalse(s["passed"])
+        self.assertEqual(s["order_violations_unexplained"], 1)
+        self.assertEqual(s["events_pushed_before_the_witness_saw_them"], 2)  # 7, and 4 (its Android push)
+
+    def test_when_the_publisher_began_its_publishes_is_no_evidence(self):
+        """A run of 2026-12-02: the publisher's confirmed publish of the late event began 1.5 min
+        after the later event's first one, which it had given up on (no confirm within 15 s) but
+        which had reached the broker. Only the broker's order (the witness queue) counts."""
+        self.run.swap(4, 7)
+        self.run.write()
+        published = [json.loads(line) for line in open(self.run.folder / "published.jsonl")]
+        for e in published:
+            if e["seq"] == 4:
+                e["sent"] = T0 + 90
+        with open(self.run.folder / "published.jsonl", "w") as out:
+            out.writelines(json.dumps(e) + "\n" for e in published)
+        with redirect_stdout(io.StringIO()):
+            s = analyze.analyze(self.run.folder, offline=True)
+        self.assertFalse(s["passed"])
+        self.assertEqual(s["order_violations_unexplained"], 1)
+
+    def test_without_the_witness_queue_nothing_is_the_publishers(self):
+        self.run.accepted = {4: T0 + 3.6}
+        self.run.swap(4, 7)
+        self.run.write()
+        (self.run.folder / "witness.jsonl").unlink()
+        with redirect_stdout(io.StringIO()):
+            s = analyze.analyze(self.run.folder, offline=True)
+        self.assertFalse(s["passed"])
+        self.assertIsNone(s["events_the_witness_missed"])
 
     def test_a_late_push_whose_journal_row_was_deferred_is_the_breakers(self):
         self.run.deferred = [(4, "cu0-ios")]
@@ -168,6 +250,15 @@ class AnalyzeTests(unittest.TestCase):
         s = self.run.analyze()
         self.assertTrue(s["passed"], s["failures"])
         self.assertEqual(s["order_violations_explained"], {analyze.BREAKER: 1})
+
+    def test_a_deferral_after_the_later_push_arrived_explains_nothing(self):
+        """Event 7's push arrived at T0 + 2.2 (swapped); event 4's row deferred at T0 + 5 did not
+        let it overtake (a run of 2026-12-02 had such rows 155 s after the later push)."""
+        self.run.deferred = [(4, "cu0-ios", T0 + 2.2 + analyze.DEFERRAL_SLACK + 0.8)]
+        self.run.swap(4, 7)
+        s = self.run.analyze()
+        self.assertFalse(s["passed"])
+        self.assertEqual(s["order_violations_unexplained"], 1)
 
     def test_the_deferral_of_another_device_explains_nothing(self):
         self.run.deferred = [(4, "cu0-android")]
@@ -197,6 +288,17 @@ class AnalyzeTests(unittest.TestCase):
         s = self.run.analyze()
         self.assertFalse(s["passed"])
         self.assertIsNone(s["journal_rows_missing"])
+
+    def test_latency_counts_from_the_brokers_acceptance(self):
+        """Event 4 waited 3 s in the publisher (the broker's flow control) and arrived 0.2 s
+        after the broker took it: Herald's latency is the 0.2 s."""
+        self.run.accepted = {4: T0 + 2 + 3}
+        for platform in ("ios", "android"):
+            self.run.push(4, platform)["time"] = iso(T0 + 5.2)
+        s = self.run.analyze()
+        self.assertEqual(s["latency_from"], "the broker's acceptance")
+        self.assertAlmostEqual(s["latency_before_first_fault"]["max"], 0.2, places=3)
+        self.assertAlmostEqual(s["publisher_wait"]["max"], 3, places=3)
 
     def test_a_lost_push_fails_the_run(self):
         self.run.pushes = [p for p in self.run.pushes if "event 9 " not in json.dumps(p)]
