@@ -279,6 +279,17 @@ public struct DeviceRepository: Sendable {
         }
     }
 
+    /// PostgreSQL's estimate of the number of subscriptions (its statistics, kept by analyze:
+    /// a bulk import analyzes the device tables); nil before the first. Costs nothing, unlike a
+    /// count of millions of rows.
+    public func estimatedSubscriptionCount() async throws(StoreError) -> Int? {
+        try await StoreError.wrap("DeviceRepository.estimatedSubscriptionCount") {
+            let rows = try await client.query("SELECT reltuples::int8 FROM pg_class WHERE oid = 'device_users'::regclass", [])
+            guard let estimate = try rows.first?.decode(Int.self, at: 0), estimate >= 0 else { return nil }
+            return estimate
+        }
+    }
+
     /// The subscriptions that can receive pushes of the next `limit` devices after device
     /// `cursor` (by ``Subscription/deviceRef``), whole devices, ordered by device and then user;
     /// `last` is the last device looked at (the next call's cursor), nil past the end. A

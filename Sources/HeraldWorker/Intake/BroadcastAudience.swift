@@ -107,6 +107,11 @@ final class BroadcastAudience: Sendable {
         if ttl > .zero, let hit = cached.withLock({ $0 }), now - hit.loaded < ttl || (stamp != nil && hit.stamp == stamp) {
             return hit.snapshot
         }
+        // Far more than the limit by the statistics: known without reading them.
+        if let estimate = try await devices.estimatedSubscriptionCount(), estimate > limit * 2 {
+            cached.withLock { $0 = (now, stamp, nil) }
+            return nil
+        }
         var all: [Subscription] = []
         var cursor: SubscriptionPage.Cursor?
         repeat {
