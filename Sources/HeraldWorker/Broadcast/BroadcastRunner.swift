@@ -192,20 +192,21 @@ final class BroadcastRunner: Sendable {
         var readCursor = broadcast.cursor
         var exhausted = false
         // The next window's devices are read while this one is claimed and sent.
-        var next: Task<(subscriptions: [Subscription], last: Int64?)?, Never>?
-        defer { next?.cancel() }
+        var next: (after: Int64, page: Task<(subscriptions: [Subscription], last: Int64?)?, Never>)?
+        defer { next?.page.cancel() }
         var recorded = ContinuousClock.now
         while !stop.isStopping, isHeld(id) {
             // Fill: at most `broadcastWindows` windows at once.
             while open.count < configuration.broadcastWindows, !exhausted, !stop.isStopping {
                 let after = readCursor
-                guard let page = await (next ?? readPage(after: after)).value else { break }
+                let reading = readPage(after: after, reusing: next)
                 next = nil
+                guard let page = await reading.value else { break }
                 guard let last = page.last else {
                     exhausted = true
                     break
                 }
-                next = readPage(after: last)
+                next = (last, readPage(after: last))
                 guard let catalog = await retry.run("TemplateCache.catalog", { () async throws(StoreError) in try await store.templateCache.catalog() })
                 else { break }
                 let (recipients, rendered) = selector.select(page.subscriptions, catalog: catalog)
@@ -313,6 +314,18 @@ final class BroadcastRunner: Sendable {
                 broadcast.messageId, cursor: broadcast.cursor, selected: broadcast.selected, finished: finished, holder: holder)
         }
         if kept == false { held.withLock { _ = $0.remove(broadcast.messageId) } }
+    }
+
+    /// The read of the window after `cursor` begun ahead, if `ahead` is that one (another is
+    /// cancelled), or a new one.
+    private func readPage(
+        after cursor: Int64, reusing ahead: (after: Int64, page: Task<(subscriptions: [Subscription], last: Int64?)?, Never>)?
+    ) -> Task<(subscriptions: [Subscription], last: Int64?)?, Never> {
+        if let ahead {
+            if ahead.after == cursor { return ahead.page }
+            ahead.page.cancel()
+        }
+        return readPage(after: cursor)
     }
 
     /// Reads a window's devices, off the driver's path.
