@@ -5,8 +5,10 @@
 # both routes: APNs `POST /3/device/<token>` and FCM `POST /v1/projects/<id>/messages:send`.
 # Every accepted push is recorded (the record file included), as in normal use.
 #
-# Prints requests/s per route and both at once, and the sandbox's CPU per request (from
-# /proc/<pid>/stat). A benchmark, not a test: run it on demand.
+# Prints requests/s per route and both at once, the sandbox's CPU per request (from
+# /proc/<pid>/stat) and h2load's own (its getrusage): the CPU an HTTP/2 client needs per request
+# on this machine, the figure to hold Herald's client CPU per request against (`herald bench
+# --providers`, `herald sender-bench`). A benchmark, not a test: run it on demand.
 #
 #   scripts/sandbox-ceiling.sh                      # release build, 200,000 requests per run
 #   N=100000 CONNECTIONS=2 STREAMS=100 DELAY=30ms scripts/sandbox-ceiling.sh
@@ -79,13 +81,22 @@ device=$(printf '%064x' 1)
 cpu() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$sandbox_pid/stat"; }
 ticks=$(getconf CLK_TCK)
 
+# Runs h2load, writing its CPU seconds (user + system, from getrusage) to $dir/<name>.cpu.
+timed() {
+    local name=$1; shift
+    python3 -c 'import resource, subprocess, sys
+code = subprocess.run(sys.argv[2:]).returncode
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write(f"{usage.ru_utime + usage.ru_stime}\n")
+sys.exit(code)' "$dir/$name.cpu" "$@"
+}
 apns_load() {
-    h2load -n "$N" -c "$CONNECTIONS" -m "$STREAMS" -t 1 -d "$dir/apns.json" \
+    timed "$1" h2load -n "$N" -c "$CONNECTIONS" -m "$STREAMS" -t 1 -d "$dir/apns.json" \
         -H "authorization: bearer $provider_token" -H "apns-topic: $topic" -H "apns-push-type: alert" -H "apns-priority: 10" \
         -H "content-type: application/json" "$apns_url/3/device/$device"
 }
 fcm_load() {
-    h2load -n "$N" -c "$CONNECTIONS" -m "$STREAMS" -t 1 -d "$dir/fcm.json" \
+    timed "$1" h2load -n "$N" -c "$CONNECTIONS" -m "$STREAMS" -t 1 -d "$dir/fcm.json" \
         -H "authorization: Bearer $access_token" -H "content-type: application/json; charset=UTF-8" \
         "$fcm_url/v1/projects/$project/messages:send"
 }
@@ -93,7 +104,7 @@ fcm_load() {
 rate() { sed -n 's/^finished in .*, \([0-9.]*\) req\/s.*/\1/p' "$1"; }
 status2xx() { sed -n 's/^status codes: \([0-9]*\) 2xx.*/\1/p' "$1"; }
 
-measure() {  # case name; prints "rate cpu_us_per_request 2xx"
+measure() {  # case name; prints "rate sandbox_us_per_request sandbox_cores h2load_us_per_request 2xx"
     local name=$1 before after
     before=$(cpu)
     local started; started=$(date +%s.%N)
@@ -105,9 +116,9 @@ measure() {  # case name; prints "rate cpu_us_per_request 2xx"
         sleep 0.5
     fi
     case $name in
-        apns) apns_load >"$dir/$name.out" ;;
-        fcm) fcm_load >"$dir/$name.out" ;;
-        both) apns_load >"$dir/both-apns.out" & local a=$!; fcm_load >"$dir/both-fcm.out"; wait $a ;;
+        apns) apns_load apns >"$dir/$name.out" ;;
+        fcm) fcm_load fcm >"$dir/$name.out" ;;
+        both) apns_load both-apns >"$dir/both-apns.out" & local a=$!; fcm_load both-fcm >"$dir/both-fcm.out"; wait $a ;;
     esac
     local ended; ended=$(date +%s.%N)
     after=$(cpu)
@@ -120,22 +131,23 @@ def read(path):
     rate = float(re.search(r"finished in [^,]*, ([0-9.]+) req/s", text).group(1))
     ok = int(re.search(r"status codes: (\d+) 2xx", text).group(1))
     return rate, ok
-files = [f"{folder}/both-apns.out", f"{folder}/both-fcm.out"] if name == "both" else [f"{folder}/{name}.out"]
-results = [read(f) for f in files]
-requests = int(n) * len(files)
+names = ["both-apns", "both-fcm"] if name == "both" else [name]
+results = [read(f"{folder}/{each}.out") for each in names]
+client = sum(float(open(f"{folder}/{each}.cpu").read()) for each in names)
+requests = int(n) * len(names)
 cpu = (float(after) - float(before)) / float(ticks)
 wall = float(ended) - float(started)
-print(f"{sum(r for r, _ in results):.0f} {cpu / requests * 1e6:.1f} {cpu / wall:.2f} {sum(ok for _, ok in results)}")
+print(f"{sum(r for r, _ in results):.0f} {cpu / requests * 1e6:.1f} {cpu / wall:.2f} {client / requests * 1e6:.1f} {sum(ok for _, ok in results)}")
 PY
 }
 
 echo "herald sandbox ceiling: h2load -n $N -c $CONNECTIONS -m $STREAMS -t 1 per route, TLS, HTTP/2; response delay $DELAY; median of $RUNS"
-printf '%-6s %12s %18s %14s %10s\n' route 'requests/s' 'sandbox µs/req' 'sandbox cores' '2xx'
+printf '%-6s %12s %16s %14s %16s %10s\n' route 'requests/s' 'sandbox µs/req' 'sandbox cores' 'h2load µs/req' '2xx'
 for name in apns fcm both; do
     results=()
     for _ in $(seq 1 "$RUNS"); do results+=("$(measure "$name")"); done
     median=$(printf '%s\n' "${results[@]}" | sort -n -k1 | sed -n "$(( (RUNS + 1) / 2 ))p")
-    read -r r c cores ok <<<"$median"
-    printf '%-6s %12s %18s %14s %10s\n' "$name" "$r" "$c" "$cores" "$ok"
+    read -r r c cores client ok <<<"$median"
+    printf '%-6s %12s %16s %14s %16s %10s\n' "$name" "$r" "$c" "$cores" "$client" "$ok"
 done
 echo "records written: $(wc -l <"$dir/sandbox/pushes.jsonl")"

@@ -43,4 +43,6 @@ static inline CURLcode herald_curl_easy_getinfo_socket(CURL *handle, CURLINFO in
 static inline CURLcode herald_curl_easy_getinfo_offset(CURL *handle, CURLINFO info, curl_off_t *value) {
     return curl_easy_getinfo(handle, info, value);
 }
+
+#include "tls_write_batch.h"
 #endif

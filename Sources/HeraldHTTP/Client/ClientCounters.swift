@@ -6,13 +6,17 @@ final class ClientCounters: Sendable {
     let requestsCompleted = Atomic<Int>(0)
     let requestsFailed = Atomic<Int>(0)
     let inFlight = Atomic<Int>(0)
+    let connectionsBatched = Atomic<Int>(0)
+    let batchedWrites = Atomic<Int>(0)
 
     var snapshot: HTTPClientStatistics {
         HTTPClientStatistics(
             connectionsOpened: connectionsOpened.load(ordering: .relaxed),
             requestsCompleted: requestsCompleted.load(ordering: .relaxed),
             requestsFailed: requestsFailed.load(ordering: .relaxed),
-            inFlight: inFlight.load(ordering: .relaxed)
+            inFlight: inFlight.load(ordering: .relaxed),
+            connectionsBatched: connectionsBatched.load(ordering: .relaxed),
+            batchedWrites: batchedWrites.load(ordering: .relaxed)
         )
     }
 }

@@ -10,10 +10,11 @@ import Synchronization
 /// Each turn: take what callers posted to the ``DriverMailbox`` (new requests, cancellations,
 /// shutdown), queue the new requests and hand libcurl as many as the connections can carry
 /// (the rest wait here, not in libcurl: see ``maxActive``), remove cancelled handles,
-/// `curl_multi_perform` (its writes held together when it starts several requests:
-/// ``PassCork``), hand finished transfers back to
-/// their callers (`curl_multi_info_read`), then sleep in `curl_multi_poll` until a socket is
-/// ready, a libcurl timer is due, a second passes, or a caller wakes it (`curl_multi_wakeup`).
+/// `curl_multi_perform` (each TLS connection's writes held until the pass ends:
+/// ``TLSWriteBatch``; where that does not apply, corked when the pass starts several requests:
+/// ``PassCork``), hand finished transfers back to their callers (`curl_multi_info_read`), send
+/// what the pass held, then sleep in `curl_multi_poll` until a socket is ready, a libcurl timer
+/// is due, a second passes, or a caller wakes it (`curl_multi_wakeup`).
 ///
 /// Completions resume the callers' continuations from this thread. Resuming only enqueues the
 /// caller's task on its executor; no caller code runs on the driver's stack, and the driver
@@ -42,6 +43,8 @@ final class CurlDriver {
     private var idleHandles: [EasyHandle] = []
     private let maxIdleHandles: Int
     private let viaProxy: Bool
+    /// Each TLS connection's records of a pass leave together (nil where that does not apply).
+    private let writeBatch: TLSWriteBatch?
 
     /// Makes the multi handle on the caller's thread; ``run()`` then takes it over for good.
     init(configuration: ResolvedConfiguration, counters: ClientCounters, logger: Logger) throws {
@@ -77,6 +80,7 @@ final class CurlDriver {
         self.counters = counters
         self.logger = logger
         self.viaProxy = settings.proxy != nil
+        self.writeBatch = TLSWriteBatch(configuration: settings)
         // Enough for every stream the connections can carry, so that a steady load reuses
         // configured handles instead of making new ones.
         self.maxIdleHandles = min(1024, settings.maxConcurrentStreamsPerConnection * settings.maxConnectionsPerHost)
@@ -97,9 +101,15 @@ final class CurlDriver {
             let started = startWaiting()
 
             var running: Int32 = 0
-            let cork = PassCork(started: started, sockets: active.values.lazy.map(\.easy.socket))
+            // Batched connections hold their writes until the pass ends anyway.
+            let cork = writeBatch == nil ? PassCork(started: started, sockets: active.values.lazy.map(\.easy.socket)) : nil
             let performed = curl_multi_perform(multi, &running)
-            cork.release()
+            cork?.release()
+            if let writeBatch {
+                // Before the completions below: a caller that got its answer sees its connection.
+                counters.connectionsBatched.store(writeBatch.connectionsBatched, ordering: .relaxed)
+                counters.batchedWrites.store(writeBatch.sends, ordering: .relaxed)
+            }
             if performed != CURLM_OK {
                 failActive(with: Curl.error(multiCode: performed, call: "curl_multi_perform"))
             }
@@ -109,7 +119,8 @@ final class CurlDriver {
             // permit starts the next delivery) without waking it, and finished transfers made
             // room for waiting ones: then do not sleep.
             let mustRunAgain = mailbox.hasWork || (!waiting.isEmpty && active.count < maxActive)
-            let polled = curl_multi_poll(multi, nil, 0, mustRunAgain ? 0 : 1000, nil)
+            let timeout: Int32 = mustRunAgain ? 0 : 1000
+            let polled = writeBatch?.flushAndPoll(multi, timeoutMilliseconds: timeout) ?? curl_multi_poll(multi, nil, 0, timeout, nil)
             if polled != CURLM_OK {
                 let error = Curl.error(multiCode: polled, call: "curl_multi_poll")
                 logger.error("libcurl multi poll failed", metadata: ["error": "\(error)"])
@@ -141,7 +152,8 @@ final class CurlDriver {
             finish(request, .failure(error))
             return
         }
-        let transfer = Transfer(pending: request, easy: easy, bodyLimit: configuration.configuration.maxResponseBodySize)
+        let transfer = Transfer(
+            pending: request, easy: easy, bodyLimit: configuration.configuration.maxResponseBodySize, writeBatch: writeBatch)
         do {
             try transfer.configure(configuration)
             try Curl.check(curl_multi_add_handle(multi, easy.raw), call: "curl_multi_add_handle")
@@ -166,9 +178,10 @@ final class CurlDriver {
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
             let result = message.pointee.data.result
             guard let transfer = remove(key: Int(bitPattern: handle)) else { continue }
+            let opened = transfer.connectionsOpened
             let outcome: Result<HTTPClientResponse, any Error> =
-                result == CURLE_OK ? .success(transfer.response()) : .failure(transfer.failure(result, viaProxy: viaProxy))
-            counters.connectionsOpened.add(transfer.connectionsOpened, ordering: .relaxed)
+                result == CURLE_OK ? .success(transfer.response(connectionsOpened: opened)) : .failure(transfer.failure(result, viaProxy: viaProxy))
+            counters.connectionsOpened.add(opened, ordering: .relaxed)
             recycle(transfer.easy)
             finish(transfer.pending, outcome)
         }

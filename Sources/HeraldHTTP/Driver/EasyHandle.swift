@@ -27,6 +27,9 @@ final class EasyHandle {
     /// Identifies the handle in the driver's tables and in `curl_multi_info_read` messages.
     var key: Int { Int(bitPattern: raw) }
 
+    /// The current request's header lines (`CURLOPT_HTTPHEADER`), rewritten for each request.
+    let headerLines = HeaderLines()
+
     /// The options every request of the client shares are set (``Transfer`` sets them once per
     /// handle, and only the request's own options on a recycled handle).
     var isConfigured = false

@@ -1,8 +1,8 @@
 internal import CCurl
 import HTTPTypes
 
-/// One request while libcurl carries it: the easy handle, the header list libcurl reads while
-/// sending, and the response as it arrives through the write and header callbacks.
+/// One request while libcurl carries it: the easy handle (whose ``HeaderLines`` libcurl reads
+/// while sending), and the response as it arrives through the write and header callbacks.
 ///
 /// Thread rule: driver thread only. libcurl calls the callbacks from inside
 /// `curl_multi_perform`, which the driver calls, so they run on the driver thread too. The
@@ -11,21 +11,17 @@ import HTTPTypes
 final class Transfer {
     let pending: PendingRequest
     let easy: EasyHandle
-    /// `CURLOPT_HTTPHEADER` is not copied by libcurl: the list lives until the transfer ends.
-    private var headerList: UnsafeMutablePointer<curl_slist>?
     private var responseHeaders = HTTPFields()
     private var body: [UInt8] = []
     private let bodyLimit: Int
     private(set) var bodyTooLarge = false
+    private let writeBatch: TLSWriteBatch?
 
-    init(pending: PendingRequest, easy: EasyHandle, bodyLimit: Int) {
+    init(pending: PendingRequest, easy: EasyHandle, bodyLimit: Int, writeBatch: TLSWriteBatch?) {
         self.pending = pending
         self.easy = easy
         self.bodyLimit = bodyLimit
-    }
-
-    deinit {
-        if let headerList { curl_slist_free_all(headerList) }
+        self.writeBatch = writeBatch
     }
 
     /// Sets the request's options on its easy handle: all of them on a new handle, only what
@@ -91,6 +87,7 @@ final class Transfer {
         if let userAgent = configuration.userAgent {
             try easy.set(CURLOPT_USERAGENT, userAgent)
         }
+        try writeBatch?.attach(easy)
     }
 
     private func configureTLS(_ tls: HTTPClientConfiguration.TLS, caBlob: [UInt8]?) throws {
@@ -165,24 +162,7 @@ final class Transfer {
     }
 
     private func configureHeaders(_ fields: HTTPFields) throws {
-        var list: UnsafeMutablePointer<curl_slist>?
-        func append(_ line: String) throws {
-            guard let appended = curl_slist_append(list, line) else {
-                if let list { curl_slist_free_all(list) }
-                throw HTTPClientError(code: .internalFailure, call: "curl_slist_append", detail: "returned NULL")
-            }
-            list = appended
-        }
-        for field in fields {
-            // "Name;" is libcurl's way to send a header with an empty value ("Name:" removes it).
-            try append(field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
-        }
-        // Remove what libcurl would add on its own for a body: a form content type and, over
-        // HTTP/1.1, a 100-continue round trip.
-        if fields[.contentType] == nil { try append("Content-Type:") }
-        if fields[.expect] == nil { try append("Expect:") }
-        headerList = list
-        try easy.set(CURLOPT_HTTPHEADER, list: list)
+        try easy.set(CURLOPT_HTTPHEADER, list: easy.headerLines.fill(fields))
     }
 
     // MARK: Callbacks (inside curl_multi_perform, on the driver thread)
@@ -206,6 +186,8 @@ final class Transfer {
         if line.isEmpty { return }
         if line.starts(with: "HTTP/".utf8) {
             responseHeaders.removeAll(keepingCapacity: true)
+            // The first answer on a connection this transfer opened: batch its writes from now on.
+            writeBatch?.adopt(easy)
             return
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")),
@@ -236,8 +218,9 @@ final class Transfer {
         return .microseconds(total - start)
     }
 
-    /// The response of a transfer that ended with `CURLE_OK`.
-    func response() -> HTTPClientResponse {
+    /// The response of a transfer that ended with `CURLE_OK` (``connectionsOpened`` read once by
+    /// the driver, which counts it too).
+    func response(connectionsOpened: Int) -> HTTPClientResponse {
         let version: HTTPClientResponse.Version =
             switch easy.info(CURLINFO_HTTP_VERSION) ?? 0 {
             case Int(CURL_HTTP_VERSION_1_0): .http1_0

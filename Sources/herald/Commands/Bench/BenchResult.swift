@@ -261,6 +261,7 @@ struct BenchResult: Codable, Sendable {
                 "  (answer: from the engine's sending to its taking the answer; in flight: deliveries/s × the mean answer time; order bound: what one push in flight per user allows at the delay)"
             )
             if let null = pipeline { lines.append("  (null sender, same pipeline: \(f(null.deliveryRate, 0, 0)) deliveries/s)") }
+            lines += providerRatios
         }
         for run in broadcasts {
             lines.append(
@@ -282,6 +283,24 @@ struct BenchResult: Codable, Sendable {
         if let burst { lines += [""] + burst.lines }
         lines.append("  peak RSS of the run: \(peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")")
         return lines.joined(separator: "\n")
+    }
+
+    /// Issue 45's figures from the providers runs: the real senders at 0 ms against the null
+    /// sender's pipeline, and each delayed run against the 0 ms one. The client's CPU per request
+    /// against h2load's is `scripts/sandbox-ceiling.sh`'s (docs/performance.md).
+    private var providerRatios: [String] {
+        guard let immediate = providers.first(where: { ($0.sandboxDelayMilliseconds ?? 0) == 0 && ($0.broadcastGroups ?? 1) <= 1 }) else { return [] }
+        var parts: [String] = []
+        if let null = pipeline, null.deliveryRate > 0 {
+            parts.append("at 0 ms \(f(immediate.deliveryRate / null.deliveryRate * 100, 0, 0)) % of the null sender (target ≥ 50 %)")
+        }
+        for run in providers where (run.sandboxDelayMilliseconds ?? 0) > 0 && immediate.deliveryRate > 0 {
+            let spread = (run.broadcastGroups ?? 1) > 1 ? ", broadcasts over \(run.broadcastGroups ?? 1) groups" : ""
+            parts.append(
+                "at \(f(run.sandboxDelayMilliseconds ?? 0, 0, 0)) ms\(spread) \(f(run.deliveryRate / immediate.deliveryRate * 100, 0, 0)) % of 0 ms\(spread.isEmpty ? "" : " (target ≥ 90 %)")"
+            )
+        }
+        return parts.isEmpty ? [] : ["  (real senders: " + parts.joined(separator: "; ") + ")"]
     }
 
     /// "224996 / 224996, 0" and a mark when the run's check found differences.
