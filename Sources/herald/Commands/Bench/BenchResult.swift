@@ -98,6 +98,8 @@ struct BenchResult: Codable, Sendable {
         var peakRSSMegabytes: Double?
         /// Sent in windows: the journal's account of it (selected, sent, failed, waiting).
         var windowed: BroadcastProgress?
+        /// Deliveries a circuit breaker held back (it opened): 0 unless a provider failed.
+        var deferred = 0
         /// Other users' events published during it (200 a second), and their publish→sent p99.
         var otherEvents = 0
         var otherP99Milliseconds: Double?
@@ -265,7 +267,7 @@ struct BenchResult: Codable, Sendable {
         }
         for run in broadcasts {
             lines.append(
-                "  broadcast to \(run.devices) devices, \(run.label): every delivery recorded after \(String(format: "%.2f s", run.seconds)) (\(run.deliveries) sent, \(String(format: "%.0f", Double(run.deliveries) / max(run.seconds, 0.001))) deliveries/s), peak RSS \(run.peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-")"
+                "  broadcast to \(run.devices) devices, \(run.label): every delivery recorded after \(String(format: "%.2f s", run.seconds)) (\(run.deliveries) sent, \(String(format: "%.0f", Double(run.deliveries) / max(run.seconds, 0.001))) deliveries/s), peak RSS \(run.peakRSSMegabytes.map { String(format: "%.0f MB", $0) } ?? "-"), held by a breaker \(run.deferred)"
                     + (run.windowed.map { " — in windows, journal: \($0.selected) selected, \($0.sent) sent, \($0.failed) failed, \($0.waiting) waiting" }
                         ?? " — in memory")
             )

@@ -189,7 +189,7 @@ final class BenchRunner: Sendable {
         let before = await probe.read()
         Self.resetPeakRSS()
         let key = MessageKey(text: "bench-\(workload.runID)-broadcast-\(UInt32.random(in: 0...UInt32.max))")
-        let (_, delivered, _) = try await drain(configuration, sender: sender) { worker in
+        let (_, delivered, statistics) = try await drain(configuration, sender: sender) { worker in
             let published = ContinuousClock.now
             try await amqp.publish(
                 AMQPOutgoingMessage(
@@ -217,6 +217,7 @@ final class BenchRunner: Sendable {
             result.otherP99Milliseconds = Self.percentile(0.99, of: histogram)
         }
         result.deliveries = delivered
+        result.deferred = statistics.deferred
         if let found = try await store.broadcasts.find(key), let progress = try await store.broadcasts.progress(ofMessage: found.messageId) {
             // Every device of the broadcast branch selected, and every delivery terminal.
             result.windowed = progress
