@@ -55,6 +55,9 @@ public enum LogKey {
     public static let partitions = "herald.partitions"
     /// Partition queues claimed.
     public static let partitionsClaimed = "herald.partitions_claimed"
+    /// Which partitions a worker claimed, comma-separated (the campaign's evidence of an owner
+    /// change).
+    public static let partitionsOwned = "herald.partitions_owned"
     /// Partition queues stood by for.
     public static let partitionsStandingBy = "herald.partitions_standing_by"
     /// The consumer prefetch.

@@ -306,6 +306,7 @@ public final class WorkerService: Service, Sendable {
             "Consuming partitions",
             metadata: [
                 LogKey.partitionsClaimed: "\(sources.count - taken.count)", LogKey.partitionsStandingBy: "\(taken.count)",
+                LogKey.partitionsOwned: "\(sources.compactMap(\.partition).filter { !taken.contains($0) }.sorted().map(String.init).joined(separator: ","))",
             ])
         return sources
     }
