@@ -46,7 +46,6 @@ final class BroadcastRunner: Sendable {
     private let claims: ClaimStage
     private let tracker: MessageTracker
     private let acknowledger: Acknowledger
-    private let metrics: WorkerMetrics
     private let retry: StoreRetry
     private let stop: StopSignal
     private let logger: Logger
@@ -60,7 +59,7 @@ final class BroadcastRunner: Sendable {
     private let connection = Mutex<AMQPConnection?>(nil)
 
     init(
-        configuration: WorkerConfiguration, store: Store, claims: ClaimStage, tracker: MessageTracker, acknowledger: Acknowledger, metrics: WorkerMetrics,
+        configuration: WorkerConfiguration, store: Store, claims: ClaimStage, tracker: MessageTracker, acknowledger: Acknowledger,
         retry: StoreRetry, stop: StopSignal, logger: Logger
     ) {
         self.configuration = configuration
@@ -68,7 +67,6 @@ final class BroadcastRunner: Sendable {
         self.claims = claims
         self.tracker = tracker
         self.acknowledger = acknowledger
-        self.metrics = metrics
         self.retry = retry
         self.stop = stop
         self.logger = logger

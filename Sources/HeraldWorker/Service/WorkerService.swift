@@ -139,7 +139,7 @@ public final class WorkerService: Service, Sendable {
             countsUnread: configuration.payloadBuilder.carriesBadge
         )
         let broadcasts = BroadcastRunner(
-            configuration: configuration, store: store, claims: claims, tracker: tracker, acknowledger: acknowledger, metrics: metrics, retry: retry,
+            configuration: configuration, store: store, claims: claims, tracker: tracker, acknowledger: acknowledger, retry: retry,
             stop: stopSignal, logger: logger)
         let pipeline = Pipeline(
             planner: MessagePlanner(
