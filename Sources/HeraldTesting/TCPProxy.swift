@@ -44,11 +44,17 @@ public final class TCPProxy: Sendable {
                     .connect(host: targetHost, port: targetPort)
                 return connect.flatMap { outbound in
                     inbound.eventLoop.makeCompletedFuture {
+                        // A connection whose set-up ends after `shutdown()` began is cut, not
+                        // forwarded: a client reconnecting while the proxy shuts down must not
+                        // keep a link to the service.
+                        guard registry.add(inbound, outbound) else {
+                            inbound.close(promise: nil)
+                            outbound.close(promise: nil)
+                            return
+                        }
                         let (left, right) = GlueHandler.matchedPair()
                         try inbound.pipeline.syncOperations.addHandler(left)
                         try outbound.pipeline.syncOperations.addHandler(right)
-                        registry.add(inbound)
-                        registry.add(outbound)
                         inbound.closeFuture.whenComplete { _ in registry.remove(inbound) }
                         outbound.closeFuture.whenComplete { _ in registry.remove(outbound) }
                         // Reading was held back until both sides were glued together.
@@ -74,14 +80,13 @@ public final class TCPProxy: Sendable {
 
     /// How many proxied sockets (both sides counted) are open.
     public var openSocketCount: Int {
-        registry.channels.withLock { $0.count }
+        registry.channels.count
     }
 
     /// Cuts every proxied connection now: both sides are closed, so the client sees its socket
     /// end as it would when the broker's host goes away.
     public func severAll() async {
-        let channels = registry.channels.withLock { Array($0.values) }
-        for channel in channels {
+        for channel in registry.channels {
             try? await channel.close().get()
         }
     }
@@ -89,16 +94,16 @@ public final class TCPProxy: Sendable {
     /// Stops forwarding on every proxied connection without closing it: both peers see a
     /// silent link, as with a dropped route, and must notice through their own heartbeats.
     public func pauseAll() async {
-        let channels = registry.channels.withLock { Array($0.values) }
-        for channel in channels {
+        for channel in registry.channels {
             try? await channel.setOption(.autoRead, value: false).get()
         }
     }
 
-    /// Stops listening and cuts every connection.
+    /// Stops listening and cuts every connection, including one accepted while this runs.
     public func shutdown() async throws {
-        await severAll()
+        registry.close()
         try? await listener.close().get()
+        await severAll()
     }
 
     public struct ProxyError: Error, CustomStringConvertible {
@@ -109,13 +114,31 @@ public final class TCPProxy: Sendable {
 
 /// Keeps the proxied channels, shared with the channel initialiser.
 private final class Registry: Sendable {
-    let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+    private struct State {
+        var channels: [ObjectIdentifier: any Channel] = [:]
+        var closed = false
+    }
 
-    func add(_ channel: any Channel) {
-        channels.withLock { $0[ObjectIdentifier(channel)] = channel }
+    private let state = Mutex(State())
+
+    var channels: [any Channel] { state.withLock { Array($0.channels.values) } }
+
+    /// Registers both sides of a connection; false once the proxy shuts down.
+    func add(_ inbound: any Channel, _ outbound: any Channel) -> Bool {
+        state.withLock { state in
+            guard !state.closed else { return false }
+            state.channels[ObjectIdentifier(inbound)] = inbound
+            state.channels[ObjectIdentifier(outbound)] = outbound
+            return true
+        }
     }
 
     func remove(_ channel: any Channel) {
-        _ = channels.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+        _ = state.withLock { $0.channels.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    /// From now on ``add(_:_:)`` refuses.
+    func close() {
+        state.withLock { $0.closed = true }
     }
 }

@@ -18,10 +18,10 @@ source "${HERALD_LOCAL_DIR:-/tmp/herald-local}/env"
 # Integration tests fail, rather than skip, when a service does not answer (HeraldTesting's
 # TestEnvironment.require): this command, and CI through it, runs every test.
 export HERALD_TEST_REQUIRE_SERVICES=1
-# At most 6 tests of a target at once (swift-testing runs them all at once otherwise: 77 worker
+# At most 4 tests of a target at once (swift-testing runs them all at once otherwise: 77 worker
 # tests, each with its own worker, on two cores starved the timing-bound ones in CI). The
 # target takes as long either way; the variable is ignored by a toolchain without it.
-export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-6}
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-4}
 cd "$root"
 swift build --build-tests
 if [ $# -gt 0 ]; then

@@ -91,9 +91,15 @@ def fmt_s(v):
     return "—" if v is None else f"{v:.1f} s"
 
 
+def read_lines(path, mode="r", **options):
+    """The file's lines, the file closed once they are read (or the reader stops)."""
+    with open(path, mode, **options) as file:
+        yield from file
+
+
 def load_published(folder):
     events = {}
-    for line in open(folder / "published.jsonl"):
+    for line in read_lines(folder / "published.jsonl"):
         e = json.loads(line)
         events.setdefault(e["seq"], e)
     return events
@@ -109,7 +115,7 @@ def load_pushes(folder, run_id):
     path = folder / "pushes.jsonl"
     if not path.exists():
         return pushes, 0, 0
-    for raw in open(path, "rb"):
+    for raw in read_lines(path, "rb"):
         total += 1
         m = TEXT.search(raw)
         if not m or m.group(2).decode() != run_id:
@@ -142,7 +148,7 @@ def worker_log_lines(folder):
     lines = []
     for path in sorted(folder.glob("worker-*.log")):
         worker = path.stem.split("-")[1]
-        for raw in open(path, errors="replace"):
+        for raw in read_lines(path, errors="replace"):
             raw = raw.strip()
             if not raw.startswith("{"):
                 continue
@@ -162,7 +168,7 @@ def ownership_changes(folder, logs):
     changes = [(t, f"worker {worker} logged \"{message}\"") for t, worker, _, message in logs if OWNERSHIP_LOG.search(message)]
     timeline = folder / "timeline.jsonl"
     if timeline.exists():
-        for line in open(timeline):
+        for line in read_lines(timeline):
             entry = json.loads(line)
             if entry.get("kind") in OWNERSHIP_TIMELINE:
                 changes.append((entry["t"], f"{entry['kind']} (worker {entry.get('worker')})"))
@@ -303,7 +309,7 @@ def load_services(folder):
     sent = None
     if sent_path.exists():
         sent = []
-        for line in open(sent_path):
+        for line in read_lines(sent_path):
             seq, device = line.rstrip("\n").split("\t")
             sent.append((int(seq), device))
     return services, sent

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import aiormq
 
+import analyze
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 CTL = ROOT / "deploy" / "local" / "ctl.sh"
@@ -168,7 +170,7 @@ class Workers:
             if p is None or p.poll() is not None:
                 continue
             try:
-                for line in open(f"/proc/{p.pid}/status"):
+                for line in analyze.read_lines(f"/proc/{p.pid}/status"):
                     if line.startswith("VmRSS:"):
                         self.peak_rss_kib[i] = max(self.peak_rss_kib[i], int(line.split()[1]))
             except OSError:
@@ -754,14 +756,14 @@ class Campaign:
         """Waits until every published event's pushes were recorded, or nothing more arrives
         for a while (bounded)."""
         expected = 0
-        for line in open(self.folder / "published.jsonl"):
+        for line in analyze.read_lines(self.folder / "published.jsonl"):
             expected += 2 * len(json.loads(line)["users"])
         deadline = now() + self.args.drain_seconds
         last, last_change = -1, now()
         while now() < deadline:
             self.workers.sample_rss()
             try:
-                recorded = sum(1 for _ in open(self.folder / "pushes.jsonl"))
+                recorded = sum(1 for _ in analyze.read_lines(self.folder / "pushes.jsonl"))
             except OSError:
                 recorded = 0
             if recorded != last:
@@ -816,8 +818,6 @@ class Campaign:
         finally:
             await self.teardown()
         if (self.folder / "run.json").exists():
-            import analyze
-
             self.summary = await asyncio.to_thread(analyze.analyze, self.folder)
 
     async def teardown(self):

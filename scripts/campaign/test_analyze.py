@@ -223,7 +223,7 @@ class AnalyzeTests(unittest.TestCase):
         which had reached the broker. Only the broker's order (the witness queue) counts."""
         self.run.swap(4, 7)
         self.run.write()
-        published = [json.loads(line) for line in open(self.run.folder / "published.jsonl")]
+        published = [json.loads(line) for line in analyze.read_lines(self.run.folder / "published.jsonl")]
         for e in published:
             if e["seq"] == 4:
                 e["sent"] = T0 + 90
