@@ -109,6 +109,24 @@ struct DeliveryJournalTests {
         }
     }
 
+    /// In-doubt deliveries are looked up by message and device: only their own rows come back,
+    /// not the rest of their message's, nor another message's row for the same device.
+    @Test func recordedFindsTheRowsOfTheNamedDeliveriesOnly() async throws {
+        try await TestStore.with { store, _ in
+            let refs = try await Self.devices(store, ["d1", "d2", "d3"])
+            let answer = try await store.journal.claim(Self.batch(["m1", "m2"], refs.map { (0, $0) } + [(1, refs[0])]))
+            let (first, second) = (try #require(answer.messageIds[0]), try #require(answer.messageIds[1]))
+            try await store.journal.record([
+                Self.sent(refs[0], 1, message: first, payload: "{}"), Self.sent(refs[1], 1, message: first, payload: "{}"),
+                Self.sent(refs[2], 1, message: first, payload: "{}"), Self.sent(refs[0], 2, message: second, payload: "{}"),
+            ])
+            let recorded = try await store.journal.recorded(messageIds: [first, first, second, second], deviceRefs: [refs[1], refs[1], refs[0], refs[2]])
+            #expect(recorded[first] == [MessageHistory.Recorded(deviceRef: refs[1], userId: "u1", position: 1, state: .sent, attempts: 1)])
+            #expect(recorded[second] == [MessageHistory.Recorded(deviceRef: refs[0], userId: "u1", position: 2, state: .sent, attempts: 1)])
+            #expect(try await store.journal.recorded(messageIds: [], deviceRefs: []).isEmpty)
+        }
+    }
+
     /// A message without message-id is keyed by its body's SHA-256: kept as 32 bytes, read back
     /// as the same hex text (the collapse ids are made of it).
     @Test func bodyHashKeysAreStoredAsBytesAndReadBackAsText() async throws {

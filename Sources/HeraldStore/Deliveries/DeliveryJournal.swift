@@ -151,6 +151,37 @@ public struct DeliveryJournal: Sendable {
         }
     }
 
+    /// What the journal has of these deliveries, each named by its message's row and its device
+    /// (deliveries in doubt after a crash or a backlog takeover): one index lookup per delivery,
+    /// whatever the size of its message's audience. Keyed by message row id.
+    public func recorded(messageIds: [Int64], deviceRefs: [Int64]) async throws(StoreError) -> [Int64: [MessageHistory.Recorded]] {
+        precondition(messageIds.count == deviceRefs.count, "one message per device")
+        guard !messageIds.isEmpty else { return [:] }
+        return try await StoreError.wrap("DeliveryJournal.recorded") {
+            let rows = try await client.query(
+                """
+                SELECT j.message_id, j.device_ref, j.user_id, j.position, j.state, j.attempts
+                FROM (SELECT DISTINCT m, d FROM unnest($1::int8[], $2::int8[]) AS r(m, d)) r
+                JOIN journal j ON j.device_ref = r.d AND j.message_id = r.m
+                """,
+                [messageIds.map { Int($0) }, deviceRefs.map { Int($0) }]
+            )
+            var recorded: [Int64: [MessageHistory.Recorded]] = [:]
+            for row in rows {
+                let stateName = try row.decode(String.self, at: 4)
+                guard let state = DeliveryState(rawValue: stateName) else {
+                    throw StoreError(code: .schemaMismatch, message: "unknown delivery state \(stateName)")
+                }
+                recorded[try row.decode(Int64.self, at: 0), default: []].append(
+                    MessageHistory.Recorded(
+                        deviceRef: try row.decode(Int64.self, at: 1), userId: try row.decode(String.self, at: 2), position: try row.decode(Int64.self, at: 3),
+                        state: state, attempts: try row.decode(Int.self, at: 5)
+                    ))
+            }
+            return recorded
+        }
+    }
+
     /// Reserves one position per element (a device listed n times gets n consecutive ones, in
     /// order); `nil` where the device no longer exists.
     public func reservePositions(_ deviceRefs: [Int64]) async throws(StoreError) -> [Int64?] {

@@ -501,6 +501,7 @@ final class DeliveryEngine: Sendable {
         batch += state.readyToSend
         state.readyToSend.removeAll()
         var orphans: [Delivery] = []
+        var inDoubt: [Delivery] = []
         var nextReleases: [Lanes.Release] = []
         var pending = released
         while !pending.isEmpty {
@@ -517,8 +518,7 @@ final class DeliveryEngine: Sendable {
                     continue
                 }
                 if delivery.inDoubt {
-                    busy.add(1, ordering: .relaxed)
-                    reconcile(delivery)
+                    inDoubt.append(delivery)
                     continue
                 }
                 batch.append(delivery)
@@ -526,6 +526,7 @@ final class DeliveryEngine: Sendable {
             pending = nextReleases
             nextReleases.removeAll()
         }
+        reconcile(inDoubt)
         if !orphans.isEmpty {
             tracker.drop(orphans)
             metrics.abandoned(orphans.count)
@@ -611,21 +612,28 @@ final class DeliveryEngine: Sendable {
         if !state.carried.isEmpty { mailbox.post(.wake) }
     }
 
-    /// An in-doubt delivery: does the journal have it now (another copy), or does the sender
-    /// know it went out? Off the loop; the answer comes back through the mailbox.
-    private func reconcile(_ delivery: Delivery) {
+    /// In-doubt deliveries: does the journal have each now (another copy), or does the sender
+    /// know it went out? Off the loop; the answers come back through the mailbox.
+    private func reconcile(_ deliveries: [Delivery]) {
+        guard !deliveries.isEmpty else { return }
+        busy.add(deliveries.count, ordering: .relaxed)
         let journal = self.journal, sender = self.sender, mailbox = self.mailbox
-        let key = delivery.context.key
         Task {
-            let recorded = try? await journal.history(of: [key]).first?.deliveries.first {
-                $0.deviceRef == delivery.deviceRef && $0.userId == delivery.recipient.addressedUserId && $0.state.isTerminal
-            }
-            if let recorded {
-                mailbox.post(.reconciled(delivery, .recorded(recorded.state)))
-            } else if await sender.reconcile(delivery.key) == .delivered {
-                mailbox.post(.reconciled(delivery, .delivered))
-            } else {
-                mailbox.post(.reconciled(delivery, .send))
+            // One lookup for the turn's in-doubt deliveries (a takeover finds one per user with
+            // a backlog): by message and device, not the message's whole history (a broadcast's
+            // is its audience). A failed lookup is no answer: each is then asked of the sender.
+            let recorded = try? await journal.recorded(messageIds: deliveries.map(\.context.journalId), deviceRefs: deliveries.map(\.deviceRef))
+            for delivery in deliveries {
+                let found = recorded?[delivery.context.journalId]?.first {
+                    $0.deviceRef == delivery.deviceRef && $0.userId == delivery.recipient.addressedUserId && $0.state.isTerminal
+                }
+                if let found {
+                    mailbox.post(.reconciled(delivery, .recorded(found.state)))
+                } else if await sender.reconcile(delivery.key) == .delivered {
+                    mailbox.post(.reconciled(delivery, .delivered))
+                } else {
+                    mailbox.post(.reconciled(delivery, .send))
+                }
             }
         }
     }
