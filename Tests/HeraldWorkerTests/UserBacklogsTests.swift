@@ -130,6 +130,24 @@ struct UserBacklogsTests {
         #expect(backlogs.inMemory == 4)
     }
 
+    /// Reads go to the database by the hundred at once (a takeover): what the reads under way
+    /// may bring counts against the budget from their start, so together they stay within it.
+    @Test func readsUnderWayShareTheMemoryBudget() throws {
+        var backlogs = UserBacklogs(memoryAllowance: 4, windowSize: 4, memoryBudget: 10)
+        let carol = OrderingKey(userId: "carol", platform: .ios)
+        backlogs.acquired([(user: alice, lastSeq: 10), (user: bob, lastSeq: 20), (user: carol, lastSeq: 30)])
+        let reads = [alice, bob, carol].compactMap { backlogs.readNeeded(for: $0) }
+        #expect(reads.map(\.limit) == [4, 4, 2])
+        backlogs.read(for: alice, [], upTo: nil)
+        let dave = OrderingKey(userId: "dave", platform: .ios)
+        backlogs.acquired([(user: dave, lastSeq: 40)])
+        let daves = backlogs.readNeeded(for: dave)
+        #expect(daves?.limit == 4, "a new holder starts with nothing reserved")
+        backlogs.readFailed(for: dave)
+        let again = backlogs.readNeeded(for: dave)
+        #expect(again?.limit == 4, "a failed read gives its share back")
+    }
+
     @Test func readsBeyondTheirConcurrencyWaitTheirTurn() throws {
         var backlogs = UserBacklogs(memoryAllowance: 4, windowSize: 1)
         backlogs.acquired([])

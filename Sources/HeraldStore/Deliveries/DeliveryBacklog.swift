@@ -57,14 +57,26 @@ public struct DeliveryBacklog: Sendable {
         }
     }
 
-    /// Up to `limit` queued deliveries of one order after place `seq`, in order.
-    public func window(of orderKey: String, after seq: Int64, limit: Int) async throws(StoreError) -> [BacklogEntry] {
-        try await StoreError.wrap("DeliveryBacklog.window") {
+    /// The next queued deliveries of several orders in one query: for each read, up to its
+    /// `limit` after its place `after`, in order. Keyed by order; an order with nothing left
+    /// after its place is absent. A takeover reads one window per user with a backlog, so the
+    /// reads go by the hundred, not one query each.
+    public func windows(_ reads: [(orderKey: String, after: Int64, limit: Int)]) async throws(StoreError) -> [String: [BacklogEntry]] {
+        guard !reads.isEmpty else { return [:] }
+        return try await StoreError.wrap("DeliveryBacklog.windows") {
             let rows = try await client.query(
-                "SELECT seq, delivery FROM backlog WHERE order_key = $1 AND seq > $2 ORDER BY seq LIMIT $3", [orderKey, Int(seq), limit])
-            return try rows.map { (row) throws(PostgresError) in
-                BacklogEntry(seq: try row.decode(Int64.self, at: 0), delivery: Array(try row.decode(String.self, at: 1).utf8))
+                """
+                SELECT r.k, b.seq, b.delivery FROM unnest($1::text[], $2::int8[], $3::int8[]) AS r(k, s, l)
+                CROSS JOIN LATERAL (SELECT seq, delivery FROM backlog WHERE order_key = r.k AND seq > r.s ORDER BY seq LIMIT r.l) b
+                ORDER BY r.k, b.seq
+                """,
+                [reads.map(\.orderKey), reads.map { Int($0.after) }, reads.map(\.limit)])
+            var windows: [String: [BacklogEntry]] = [:]
+            for row in rows {
+                windows[try row.decode(String.self, at: 0), default: []].append(
+                    BacklogEntry(seq: try row.decode(Int64.self, at: 1), delivery: Array(try row.decode(String.self, at: 2).utf8)))
             }
+            return windows
         }
     }
 

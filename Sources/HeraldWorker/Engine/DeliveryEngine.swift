@@ -729,6 +729,7 @@ final class DeliveryEngine: Sendable {
         var users = Array(state.backlogTouched)
         state.backlogTouched.removeAll()
         guard !stop.isStopping else { return }
+        var reads: [UserBacklogs.Read] = []
         var index = 0
         while index < users.count {
             let user = users[index]
@@ -737,40 +738,49 @@ final class DeliveryEngine: Sendable {
             for delivery in state.backlog.take(for: user, room: idle ? 1 : 0) {
                 state.scheduler.enqueue(delivery, user: user, into: &released)
             }
-            if let read = state.backlog.readNeeded(for: user) { readBacklog(read) }
+            if let read = state.backlog.readNeeded(for: user) { reads.append(read) }
             state.backlog.endIfDone(user)
             if index == users.count { users += state.backlog.usersWaitingForRead() }
         }
+        for start in stride(from: 0, to: reads.count, by: UserBacklogs.readBatch) {
+            readBacklog(Array(reads[start..<min(reads.count, start + UserBacklogs.readBatch)]))
+        }
     }
 
-    /// Reads the next window of a user's backlog, off the loop.
-    private func readBacklog(_ read: UserBacklogs.Read) {
+    /// Reads the next window of each of these users' backlogs, in one query, off the loop.
+    private func readBacklog(_ reads: [UserBacklogs.Read]) {
         guard let backlog else { return }
-        let retry = self.retry, mailbox = self.mailbox, logger = self.logger, limit = read.limit
+        let retry = self.retry, mailbox = self.mailbox, logger = self.logger
         Task {
-            let text = UserBacklogs.text(read.user)
+            let keys = reads.map { UserBacklogs.text($0.user) }
             guard
-                let entries = await retry.run(
-                    "DeliveryBacklog.window", { () async throws(StoreError) in try await backlog.window(of: text, after: read.after, limit: limit) })
+                let windows = await retry.run(
+                    "DeliveryBacklog.windows",
+                    { () async throws(StoreError) in
+                        try await backlog.windows(zip(reads, keys).map { read, key in (key, read.after, read.limit) })
+                    })
             else {
-                mailbox.post(.backlogRead(read.user, nil, upTo: nil))
+                for read in reads { mailbox.post(.backlogRead(read.user, nil, upTo: nil)) }
                 return
             }
             let decoder = JSONDecoder()
-            var deliveries: [Delivery] = []
-            for entry in entries {
-                let place = BacklogPlace(orderKey: text, seq: entry.seq)
-                do {
-                    let snapshot = try decoder.decode(BacklogSnapshot.self, from: Data(entry.delivery))
-                    deliveries.append(snapshot.delivery(at: place, headInDoubt: read.inDoubt && deliveries.isEmpty))
-                } catch {
-                    // Written by another version of Herald: it stays in the table for an operator.
-                    logger.error(
-                        "A queued delivery cannot be read; skipped, its row kept",
-                        metadata: [LogKey.userId: "\(read.user.userId)", LogKey.platform: "\(read.user.platform)", LogKey.error: "\(error)"])
+            for (read, key) in zip(reads, keys) {
+                let entries = windows[key] ?? []
+                var deliveries: [Delivery] = []
+                for entry in entries {
+                    let place = BacklogPlace(orderKey: key, seq: entry.seq)
+                    do {
+                        let snapshot = try decoder.decode(BacklogSnapshot.self, from: Data(entry.delivery))
+                        deliveries.append(snapshot.delivery(at: place, headInDoubt: read.inDoubt && deliveries.isEmpty))
+                    } catch {
+                        // Written by another version of Herald: it stays in the table for an operator.
+                        logger.error(
+                            "A queued delivery cannot be read; skipped, its row kept",
+                            metadata: [LogKey.userId: "\(read.user.userId)", LogKey.platform: "\(read.user.platform)", LogKey.error: "\(error)"])
+                    }
                 }
+                mailbox.post(.backlogRead(read.user, deliveries, upTo: entries.last?.seq))
             }
-            mailbox.post(.backlogRead(read.user, deliveries, upTo: entries.last?.seq))
         }
     }
 

@@ -20,9 +20,10 @@ import HeraldStore
 ///   the lanes one delivery, whatever its length.
 /// - Durable deliveries stay in memory up to ``windowSize`` per user and ``memoryBudget`` for
 ///   all users together; past that they are dropped and read back in order, a window at a time,
-///   when the user gets there. At most ``readConcurrency`` reads run at once; a read finds room
-///   for at least one delivery, so no user starves while others' windows fill the budget (their
-///   provider may be down).
+///   when the user gets there. At most ``readConcurrency`` users' reads are under way at once
+///   (the engine sends them ``readBatch`` to a query), and what they may bring counts against
+///   the budget from their start; a read finds room for at least one delivery, so no user
+///   starves while others' windows fill the budget (their provider may be down).
 /// - A user's backlog ends when nothing of it is left in memory, in the database, being written
 ///   or in the lanes (a delivery waiting there for its breaker holds it open: the user's next
 ///   one queues behind it instead of waiting in memory); the user's next delivery goes to the
@@ -39,6 +40,8 @@ struct UserBacklogs {
         /// Deliveries of this user being written.
         var writing = 0
         var reading = false
+        /// The deliveries the read under way may bring (reserved in the budget).
+        var readLimit = 0
         /// In ``UserBacklogs/waitingForRead``.
         var waitsForRead = false
         /// One of its deliveries is in the lanes (sent, parked for a retry or its breaker), not
@@ -62,8 +65,10 @@ struct UserBacklogs {
         let inDoubt: Bool
     }
 
-    /// Reads under way at most.
-    static let readConcurrency = 4
+    /// Users' reads under way at most.
+    static let readConcurrency = 1_024
+    /// Users' reads per query.
+    static let readBatch = 256
 
     let memoryAllowance: Int
     let windowSize: Int
@@ -81,6 +86,8 @@ struct UserBacklogs {
     /// Deliveries in all windows.
     private(set) var inMemory = 0
     private var readsUnderWay = 0
+    /// What the reads under way may bring, at most.
+    private var reserved = 0
     /// Users whose read waits for one of the ``readConcurrency`` reads.
     private var waitingForRead: Deque<OrderingKey> = []
 
@@ -172,7 +179,9 @@ struct UserBacklogs {
         }
         order.reading = true
         readsUnderWay += 1
-        let limit = min(windowSize, max(1, memoryBudget - inMemory))
+        let limit = min(windowSize, max(1, memoryBudget - inMemory - reserved))
+        reserved += limit
+        order.readLimit = limit
         let read = Read(user: user, after: order.readUpTo, limit: limit, inDoubt: order.headInDoubt)
         order.headInDoubt = false
         orders[user] = order
@@ -197,6 +206,7 @@ struct UserBacklogs {
         guard var order = orders[user], order.reading else { return }
         order.reading = false
         readsUnderWay -= 1
+        reserved -= order.readLimit
         order.window.append(contentsOf: deliveries)
         inMemory += deliveries.count
         if let upTo {
@@ -210,9 +220,10 @@ struct UserBacklogs {
 
     /// A read failed (the worker is stopping): tried again when the user is looked at next.
     mutating func readFailed(for user: OrderingKey) {
-        guard orders[user]?.reading == true else { return }
+        guard let order = orders[user], order.reading else { return }
         orders[user]?.reading = false
         readsUnderWay -= 1
+        reserved -= order.readLimit
     }
 
     /// Forgets `user`'s backlog if nothing of it is left; true if it did.
@@ -257,6 +268,7 @@ struct UserBacklogs {
         orders.removeAll()
         inMemory = 0
         readsUnderWay = 0
+        reserved = 0
         waitingForRead.removeAll()
         return dropped
     }
