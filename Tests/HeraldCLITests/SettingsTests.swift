@@ -1,4 +1,6 @@
 import Foundation
+import HeraldCore
+import HeraldDelivery
 import HeraldTesting
 import Testing
 
@@ -112,5 +114,21 @@ import Testing
         let result = try HeraldCLI.run(["config", "show"], environment: environment, timeout: .seconds(30))
         #expect(result.status != 0)
         #expect(result.stderr.contains("is not one of"))
+    }
+
+    /// The lanes follow what the sender carries at once unless `worker.threads` says otherwise;
+    /// 64 for a sender without a bound.
+    @Test func lanesDefaultToTheSendersConcurrency() throws {
+        struct Carrying: PushSender {
+            let concurrency: Int?
+            func send(_ delivery: PushDelivery) async -> DeliveryOutcome { .sent }
+            func reconcile(_ deliveryKey: DeliveryKey) async -> ReconcileAnswer { .unknown }
+            func shutdown() async {}
+        }
+        let unset = Settings(file: [:], environment: [:])
+        #expect(try RuntimeSettings.lanes(unset, sender: Carrying(concurrency: 400)) == 400)
+        #expect(try RuntimeSettings.lanes(unset, sender: Carrying(concurrency: nil)) == 64)
+        let set = Settings(file: [:], environment: ["HERALD_WORKER_THREADS": "7"])
+        #expect(try RuntimeSettings.lanes(set, sender: Carrying(concurrency: 400)) == 7)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldDelivery
+import HeraldHTTP
 import HeraldSandbox
 import Synchronization
 import Testing
@@ -53,6 +54,27 @@ import Testing
             #expect(apnsStatistics.sent == 99 && apnsStatistics.tokenDead == 1 && apnsStatistics.permanentFailures == 1)
             #expect(await fcm.statistics.sent == 100)
             await sender.shutdown()
+        }
+    }
+
+    /// What a sender carries at once (the worker's default lanes): the in-flight bound, or the
+    /// streams its connections open if fewer; the routing sender adds its two; the null sender
+    /// has no bound.
+    @Test func concurrencyIsWhatTheConnectionsCarryWithinTheInFlightBound() async throws {
+        try await DeliveryFixture.with { fixture in
+            let apns = try fixture.apnsSender {
+                $0.maxInFlight = 500
+                $0.http.maxConnectionsPerHost = 2
+                $0.http.maxConcurrentStreamsPerConnection = 100
+            }
+            let fcm = try fixture.fcmSender { $0.maxInFlight = 16 }
+            #expect(apns.concurrency == 200, "2 connections × 100 streams, fewer than 500")
+            #expect(fcm.concurrency == 16)
+            let both = RoutingSender(ios: apns, android: fcm)
+            #expect(both.concurrency == 216)
+            #expect(RoutingSender(ios: nil, android: fcm).concurrency == 16)
+            #expect(NullSender().concurrency == nil)
+            await both.shutdown()
         }
     }
 

@@ -59,6 +59,8 @@ public final class APNsSender: PushSender {
         get async { core.statistics }
     }
 
+    public var concurrency: Int? { core.concurrency }
+
     /// Stops the HTTP clients; sends in flight end with `.retryAfter`.
     public func shutdown() async { await core.shutdown() }
 }

@@ -49,6 +49,8 @@ public final class FCMSender: PushSender {
         get async { core.statistics }
     }
 
+    public var concurrency: Int? { core.concurrency }
+
     /// Stops the HTTP client; sends in flight end with `.retryAfter`.
     public func shutdown() async { await core.shutdown() }
 }

@@ -14,7 +14,7 @@ import Synchronization
 /// invalidated (once, however many requests saw the refusal) and the request tried once more
 /// with a new one; nothing else is retried here — the worker applies its `RetryPolicy`.
 ///
-/// Backpressure: at most `maxInFlight` requests in flight; further deliveries wait in the gate
+/// Backpressure: at most ``concurrency`` requests in flight; further deliveries wait in the gate
 /// (``PushSender/send(_:)`` suspends; ``PushSender/submit(_:timed:)`` returns at once and the
 /// delivery starts when a permit frees). Until the first answer arrives only one request is
 /// sent, so that a fresh connection learns the server's stream limit before a burst.
@@ -30,12 +30,19 @@ import Synchronization
 final class ProviderSender<Provider: PushProvider>: Sendable {
     let provider: Provider
     private let gate: InFlightGate
+    /// ``PushSender/concurrency``, and the gate's bound: `maxInFlight`, or the streams the
+    /// clients' connections open if fewer. A request beyond them waits at the gate, not in
+    /// libcurl, where with libcurl 7.88 the wait would count in its answer time and could make
+    /// the circuit breaker judge a fast provider slow.
+    let concurrency: Int
     private let logger: Logger
     private let counters = Mutex(SenderStatistics())
 
     init(provider: Provider, maxInFlight: Int, logger: Logger) {
         self.provider = provider
-        self.gate = InFlightGate(limit: maxInFlight)
+        let streams = provider.clients.reduce(0) { $0 + $1.configuration.maxConnectionsPerHost * $1.configuration.maxConcurrentStreamsPerConnection }
+        self.concurrency = min(maxInFlight, streams)
+        self.gate = InFlightGate(limit: concurrency)
         self.logger = logger
     }
 

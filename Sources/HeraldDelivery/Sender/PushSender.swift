@@ -35,9 +35,18 @@ public protocol PushSender: Sendable {
     /// Stops the sender's connections once the worker has finished its in-flight deliveries;
     /// sends still running end with `.retryAfter`. Senders without connections do nothing.
     func shutdown() async
+
+    /// How many requests the sender carries at once without making any wait (its connections ×
+    /// the streams each opens, within its in-flight bound); nil when it has no such bound (it
+    /// answers at once). The worker's default lanes (`worker.threads`): with fewer, pushes to a
+    /// provider that answers after a round trip go at lanes ÷ round trip, not at what the
+    /// connections carry.
+    var concurrency: Int? { get }
 }
 
 extension PushSender {
+    public var concurrency: Int? { nil }
+
     public func submit(_ deliveries: [PushDelivery], timed completion: @escaping @Sendable (Int, DeliveryOutcome, Duration?) -> Void) {
         guard !deliveries.isEmpty else { return }
         // Unstructured on purpose: `submit` returns at once and reports through `completion`;

@@ -45,6 +45,12 @@ public struct RoutingSender: PushSender {
         return .unknown
     }
 
+    /// Both senders' together.
+    public var concurrency: Int? {
+        let parts = [ios, android].compactMap { $0?.concurrency }
+        return parts.isEmpty ? nil : parts.reduce(0, +)
+    }
+
     public func shutdown() async {
         await ios?.shutdown()
         await android?.shutdown()

@@ -109,13 +109,14 @@ struct WorkerCommand: AsyncParsableCommand {
     static func prepareWithSender(
         settings: Settings, logger: Logger, name: String
     ) async throws -> (worker: WorkerService, store: Store, sender: any PushSender) {
-        let configuration: WorkerConfiguration
+        var configuration: WorkerConfiguration
         let storeConfiguration: StoreConfiguration
         let sender: any PushSender
         do {
             configuration = try RuntimeSettings.worker(settings)
             storeConfiguration = try RuntimeSettings.store(settings)
             sender = try SenderSettings.makeSender(settings: settings, logger: logger)
+            configuration.lanes = try RuntimeSettings.lanes(settings, sender: sender)
         } catch {
             Console.error("\(name): \(error)")
             throw ExitCode(78)

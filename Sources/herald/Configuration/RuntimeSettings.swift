@@ -96,6 +96,13 @@ enum RuntimeSettings {
         )
     }
 
+    /// `worker.threads`, or by default what the sender carries at once (its connections ×
+    /// streams: 400 for APNs and FCM with their defaults), 64 for a sender without a bound (log,
+    /// null).
+    static func lanes(_ settings: Settings, sender: any PushSender) throws -> Int {
+        try settings.int(.workerThreads, default: sender.concurrency ?? 64, range: 1...100_000)
+    }
+
     static func worker(_ settings: Settings) throws -> WorkerConfiguration {
         var configuration = WorkerConfiguration(amqp: try amqp(settings, connectionName: "herald worker"), topology: try topology(settings))
         configuration.prefetch = UInt16(try settings.int(.amqpPrefetch, default: 300, range: 1...65_535))

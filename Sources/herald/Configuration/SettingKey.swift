@@ -48,7 +48,10 @@ extension SettingKey {
 
     // MARK: worker
     static let workerThreads = SettingKey(
-        "worker", "threads", flag: "--threads", help: "Lanes (the seed's number of threads): users whose notifications are in flight at once (default 64).")
+        "worker", "threads", flag: "--threads",
+        help:
+            "Lanes (the seed's number of threads): users whose notifications are in flight at once (default: what the sender carries at once, 400 for APNs and FCM; 64 for log and null)."
+    )
     static let workerSender = SettingKey(
         "worker", "sender", flag: "--sender",
         help:

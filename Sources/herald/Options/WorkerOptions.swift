@@ -3,7 +3,10 @@ import ArgumentParser
 /// The worker's tuning flags, shared by `herald worker`, `herald serve` and `herald drain`. Each is also a
 /// configuration key and an environment variable (`worker.threads` / `HERALD_WORKER_THREADS`…).
 struct WorkerOptions: ParsableArguments, SettingFlags {
-    @Option(help: "Lanes: users with a delivery in flight at once (worker.threads, default 64).")
+    @Option(
+        help:
+            "Lanes: users with a delivery in flight at once (worker.threads; default what the sender carries at once, 400 for APNs and FCM, 64 for log and null)."
+    )
     var threads: Int?
 
     @Option(help: "Unacknowledged messages held at once (amqp.prefetch, default 300).")
