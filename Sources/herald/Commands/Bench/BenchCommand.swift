@@ -58,7 +58,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Groups of broadcast devices: the providers runs are repeated with the broadcasts taking turns on them (1: no such runs).")
     var broadcastGroups: Int = 50
 
-    @Option(help: "Lanes of the pipeline (default 256; a --burst run alone: the worker's worker.threads, 64 unless configured).")
+    @Option(
+        help:
+            "Lanes of the pipeline (default 256; the real senders' runs: what they carry at once, as the worker; a --burst run alone: the worker's worker.threads, 64 unless configured)."
+    )
     var threads: Int?
 
     @Option(help: "Prefetch of both consumers (default 500; a --burst run alone: the worker's amqp.prefetch, 300 unless configured).")
@@ -168,6 +171,9 @@ struct BenchCommand: AsyncParsableCommand {
         return values.compactMap { $0 }
     }
 
+    /// The lanes of a run with the real senders: `--threads`, or the worker's default, what the
+    /// senders carry at once (``RuntimeSettings/lanes(_:sender:)``).
+    private func providerLanes(_ sender: any PushSender) -> Int { threads ?? sender.concurrency ?? 256 }
     func run() async throws {
         let (settings, configuredLogger) = try global.settings(connection, logger: "herald.bench")
         var logger = configuredLogger
@@ -306,10 +312,12 @@ struct BenchCommand: AsyncParsableCommand {
                 let sandbox = try await BenchSandbox(responseDelay: delay)
                 do {
                     for spread in workload.broadcastGroups > 1 ? [false, true] : [false] {
+                        let sender = try sandbox.providerSender(logger: runner.logger)
                         var run = try await runner.pipeline(
-                            "providers\(Int(delay.seconds * 1000))\(spread ? "-spread" : "")", events: providerEvents, lanes: runner.base.lanes,
-                            sender: try sandbox.providerSender(logger: runner.logger), sandbox: sandbox, spread: spread
+                            "providers\(Int(delay.seconds * 1000))\(spread ? "-spread" : "")", events: providerEvents, lanes: providerLanes(sender),
+                            sender: sender, sandbox: sandbox, spread: spread
                         )
+                        run.lanes = providerLanes(sender)
                         run.sandboxDelayMilliseconds = delay.seconds * 1000
                         run.broadcastGroups = spread ? workload.broadcastGroups : 1
                         run.perUserOrderBound = workload.perUserOrderBound(roundTrip: delay, spread: spread).map {
@@ -331,15 +339,17 @@ struct BenchCommand: AsyncParsableCommand {
         if broadcastDevices > 0 {
             try await runner.seedBroadcastDevices(broadcastDevices)
             runner.progress("broadcast to \(broadcastDevices) devices, null sender")
-            result.broadcasts.append(try await runner.broadcast(devices: broadcastDevices, sender: NullSender(), label: "null sender", sandbox: nil))
+            result.broadcasts.append(
+                try await runner.broadcast(devices: broadcastDevices, sender: NullSender(), lanes: runner.base.lanes, label: "null sender", sandbox: nil))
             if providers || full, let delay = delays?.max() {
                 runner.progress("broadcast to \(broadcastDevices) devices, APNs/FCM senders to the sandbox answering after \(delay)")
                 let sandbox = try await BenchSandbox(responseDelay: delay)
                 do {
+                    let sender = try sandbox.providerSender(logger: runner.logger)
                     result.broadcasts.append(
                         try await runner.broadcast(
-                            devices: broadcastDevices, sender: try sandbox.providerSender(logger: runner.logger),
-                            label: "APNs/FCM senders, sandbox at \(Int(delay.seconds * 1000)) ms", sandbox: sandbox))
+                            devices: broadcastDevices, sender: sender, lanes: providerLanes(sender),
+                            label: "APNs/FCM senders, sandbox at \(Int(delay.seconds * 1000)) ms, \(providerLanes(sender)) lanes", sandbox: sandbox))
                 } catch {
                     sandbox.stop()
                     throw error

@@ -251,7 +251,7 @@ struct BenchResult: Codable, Sendable {
                 "  real APNs/FCM senders → herald sandbox     deliveries/s   answer p50 / p99   in flight   worker CPU/delivery   sandbox CPU/delivery   order bound"
             )
             for run in providers {
-                var label = "sandbox answering after \(String(format: "%.0f", run.sandboxDelayMilliseconds ?? 0)) ms"
+                var label = "sandbox answering after \(String(format: "%.0f", run.sandboxDelayMilliseconds ?? 0)) ms\(run.lanes.map { ", \($0) lanes" } ?? "")"
                 if let groups = run.broadcastGroups, groups > 1 { label = "  … broadcasts over \(groups) groups" }
                 let answer = "\(run.answerP50Milliseconds.map { f($0, 0, 1) } ?? "-") / \(run.answerP99Milliseconds.map { f($0, 0, 1) } ?? "-") ms"
                 let inFlight = run.answerMeanMilliseconds.map { f(run.deliveryRate * $0 / 1000, 0, 0) } ?? "-"

@@ -182,8 +182,8 @@ final class BenchRunner: Sendable {
 
     /// One broadcast event to the `devices` devices of the broadcast branch: seconds from its
     /// publication until it is acknowledged, that is until every delivery is recorded.
-    func broadcast(devices: Int, sender: any PushSender, label: String, sandbox: BenchSandbox?) async throws -> BenchResult.Broadcast {
-        let configuration = try await topology("broadcast\(sandbox == nil ? "-null" : "-providers")", lanes: base.lanes)
+    func broadcast(devices: Int, sender: any PushSender, lanes: Int, label: String, sandbox: BenchSandbox?) async throws -> BenchResult.Broadcast {
+        let configuration = try await topology("broadcast\(sandbox == nil ? "-null" : "-providers")", lanes: lanes)
         let sandboxBefore = sandbox?.cpuSeconds
         var result = BenchResult.Broadcast(label: label, devices: devices)
         let before = await probe.read()
