@@ -295,11 +295,14 @@ struct PartitionTests {
         )
     }
 
-    /// Runs `workers` while `body` runs, then stops them gracefully (bounded).
-    static func running(_ workers: [WorkerService], _ body: () async throws -> Void) async throws {
+    /// Runs `workers` while `body` runs, then stops them gracefully (bounded); returns `body`'s
+    /// value.
+    @discardableResult
+    static func running<T>(_ workers: [WorkerService], _ body: () async throws -> T) async throws -> T {
         let tasks = workers.map { worker in Task { try await worker.run() } }
+        let result: T
         do {
-            try await body()
+            result = try await body()
         } catch {
             for worker in workers { worker.stop() }
             for task in tasks { try? await WorkerFixture.join(task) }
@@ -307,6 +310,7 @@ struct PartitionTests {
         }
         for worker in workers { worker.stop() }
         for task in tasks { try await WorkerFixture.join(task) }
+        return result
     }
 
     /// The main queue and every partition queue.

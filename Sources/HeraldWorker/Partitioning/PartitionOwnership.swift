@@ -8,7 +8,8 @@ import Synchronization
 /// fair share says (``PartitionShare``, read from ``HeraldStore/PartitionLocks``).
 ///
 /// Every ``WorkerConfiguration/partitionBalanceInterval`` (jittered ±20 %) it reads the locks,
-/// joins as a member if it is not one, and:
+/// joins as a member if it is not one (and then takes no free partition before its next look),
+/// and:
 /// - consumes each partition whose lock it holds (a partition is consumed only after its lock is
 ///   taken, so the last owner has handed it over or is gone);
 /// - hands over a partition it consumes whose lock it no longer holds (its database session was
@@ -79,7 +80,8 @@ struct PartitionOwnership: Sendable {
         _ readers: inout [Int: Reader], group: inout DiscardingTaskGroup, connection: AMQPConnection, session: UInt64, inbox: DeliveryInbox
     ) async throws(StoreError) {
         var view = try await locks.view()
-        if !view.members.contains(view.me) {
+        let joining = !view.members.contains(view.me)
+        if joining {
             guard try await locks.join() else { return }
             view = try await locks.view()
         }
@@ -95,6 +97,10 @@ struct PartitionOwnership: Sendable {
         for partition in view.mine.sorted() where readers[partition] == nil {
             guard await start(partition, &readers, group: &group, connection: connection, inbox: inbox) else { return }
         }
+        // Just joined (started, reconnected, or the database restarted and every session with
+        // it): the others take theirs back first, and see this one as a member, before it
+        // takes free partitions at its next look.
+        if joining { return }
         switch PartitionShare.step(view, partitions: layout.count) {
         case .stay:
             break
