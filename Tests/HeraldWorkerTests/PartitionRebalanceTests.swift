@@ -15,23 +15,61 @@ import Testing
 struct PartitionRebalanceTests {
     static let partitions = PartitionTests.partitions
 
-    /// Two workers own two partitions each; a third joins: within 10 s they own 2, 1 and 1 (then
-    /// it stops again).
+    /// Two workers own two partitions each; a third joins: within 10 s they own 2, 1 and 1; it
+    /// stops again: within 10 s the two own two each.
     @Test func aWorkerThatJoinsTakesItsShareWithinTenSeconds() async throws {
         try await Self.withWorkers { fixture, sender, first, second in
             let third = try Self.worker(fixture, sender: sender, name: "third")
             try await Self.waitForShares([first, second], [2, 2], within: .seconds(20))
-            let published = try await Self.whilePublishing(fixture, sender) {
+            let published = try await Self.publishing(fixture) { publisher in
                 try await PartitionTests.running([third]) {
-                    let joined = ContinuousClock.now
-                    try await Self.waitForShares([first, second, third], [1, 1, 2], within: .seconds(10))
-                    Self.log("joined: balanced after \(ContinuousClock.now - joined)")
+                    try await Self.waitForShares([first, second, third], [1, 1, 2], within: .seconds(10), after: "joined")
                     try await Task.sleep(for: .seconds(2))
                 }
-                return (first, second)
+                try await Self.waitForShares([first, second], [2, 2], within: .seconds(10), after: "left")
+                try await Self.settle(publisher, fixture, sender, first, second)
             }
             #expect(third.statistics.consumed > 0, "the third worker carried its partition")
             return published
+        }
+    }
+
+    /// 2 → 4 → 2 workers: two join at once (each of the four owns one), then they stop (two
+    /// each again).
+    @Test func twoThenFourThenTwoWorkersEachOwnTheirShare() async throws {
+        try await Self.withWorkers { fixture, sender, first, second in
+            let (third, fourth) = (try Self.worker(fixture, sender: sender, name: "third"), try Self.worker(fixture, sender: sender, name: "fourth"))
+            try await Self.waitForShares([first, second], [2, 2], within: .seconds(20))
+            return try await Self.publishing(fixture) { publisher in
+                try await PartitionTests.running([third, fourth]) {
+                    try await Self.waitForShares([first, second, third, fourth], [1, 1, 1, 1], within: .seconds(10), after: "two joined")
+                    try await Task.sleep(for: .seconds(2))
+                }
+                try await Self.waitForShares([first, second], [2, 2], within: .seconds(10), after: "two left")
+                try await Self.settle(publisher, fixture, sender, first, second)
+            }
+        }
+    }
+
+    /// A rolling restart (a new worker starts, then an old one stops, twice) leaves the two new
+    /// workers owning two partitions each, not every partition on the first one started.
+    @Test func aRollingRestartSpreadsThePartitionsOverTheNewWorkers() async throws {
+        try await Self.withWorkers { fixture, sender, first, second in
+            let (third, fourth) = (try Self.worker(fixture, sender: sender, name: "third"), try Self.worker(fixture, sender: sender, name: "fourth"))
+            try await Self.waitForShares([first, second], [2, 2], within: .seconds(20))
+            return try await Self.publishing(fixture) { publisher in
+                try await PartitionTests.running([third]) {
+                    try await Self.waitForShares([first, second, third], [1, 1, 2], within: .seconds(10), after: "third started")
+                    first.stop()
+                    try await Self.waitForShares([second, third], [2, 2], within: .seconds(10), after: "first stopped")
+                    try await PartitionTests.running([fourth]) {
+                        try await Self.waitForShares([second, third, fourth], [1, 1, 2], within: .seconds(10), after: "fourth started")
+                        second.stop()
+                        try await Self.waitForShares([third, fourth], [2, 2], within: .seconds(10), after: "second stopped")
+                        try await Self.settle(publisher, fixture, sender, third, fourth)
+                    }
+                }
+            }
         }
     }
 
@@ -42,15 +80,13 @@ struct PartitionRebalanceTests {
             let third = try Self.worker(fixture, sender: sender, name: "third")
             return try await PartitionTests.running([third]) {
                 try await Self.waitForShares([first, second, third], [1, 1, 2], within: .seconds(20))
-                return try await Self.whilePublishing(fixture, sender) {
+                return try await Self.publishing(fixture) { publisher in
                     // The one that owns two, so that both others must take one.
                     let leaving = [first, second, third].first { $0.ownedPartitions.count == 2 } ?? third
                     let staying: [WorkerService] = [first, second, third].filter { $0 !== leaving }
-                    let stopped = ContinuousClock.now
                     leaving.stop()
-                    try await Self.waitForShares(staying, [2, 2], within: .seconds(10))
-                    Self.log("left: balanced after \(ContinuousClock.now - stopped)")
-                    return (staying[0], staying[1])
+                    try await Self.waitForShares(staying, [2, 2], within: .seconds(10), after: "stopped")
+                    try await Self.settle(publisher, fixture, sender, staying[0], staying[1])
                 }
             }
         }
@@ -78,14 +114,12 @@ struct PartitionRebalanceTests {
                     try await Self.waitForShares([first, second, victim], [1, 1, 2], within: .seconds(20))
                     // It owned the most when the others joined, so it keeps the remainder.
                     #expect(victim.ownedPartitions.count == 2)
-                    return try await Self.whilePublishing(fixture, sender) {
-                        let killed = ContinuousClock.now
+                    return try await Self.publishing(fixture) { publisher in
                         sender.close(source: "victim")
                         try await broker.shutdown()
                         try await database.shutdown()
-                        try await Self.waitForShares([first, second], [2, 2], within: .seconds(10))
-                        Self.log("killed: balanced after \(ContinuousClock.now - killed)")
-                        return (first, second)
+                        try await Self.waitForShares([first, second], [2, 2], within: .seconds(10), after: "killed")
+                        try await Self.settle(publisher, fixture, sender, first, second)
                     }
                 }
             } catch {
@@ -126,28 +160,31 @@ struct PartitionRebalanceTests {
         }
     }
 
-    /// Publishes steadily: 2 s, then while `change` runs (it returns the two workers left
-    /// running), then 2 s more; waits until every event is delivered and nothing is in flight.
-    /// Returns how many events were published.
-    static func whilePublishing(
-        _ fixture: WorkerFixture, _ sender: RecordingSender, _ change: () async throws -> (WorkerService, WorkerService)
-    ) async throws -> Int {
+    /// Publishes steadily, from 2 s before `body` until it ends (it ends with ``settle``);
+    /// returns how many events were published.
+    static func publishing(_ fixture: WorkerFixture, _ body: (SteadyPublisher) async throws -> Void) async throws -> Int {
         let publisher = SteadyPublisher(fixture: fixture, users: users)
-        let publishing = Task { try await publisher.run() }
+        publisher.start()
         do {
             try await Task.sleep(for: .seconds(2))
-            let (first, second) = try await change()
-            try await Task.sleep(for: .seconds(2))
-            publisher.finish()
-            try await publishing.value
-            try await waitUntil("every delivery", timeout: .seconds(60)) { Set(sender.sent.map(\.key)).count >= publisher.published }
-            try await fixture.waitUntilSettled(first, second, queues: PartitionTests.queues(fixture))
+            try await body(publisher)
+            try await publisher.stop()
             return publisher.published
         } catch {
-            publisher.finish()
-            _ = await publishing.result
+            try? await publisher.stop()
             throw error
         }
+    }
+
+    /// Publishes 2 s more, stops, and waits until every event is delivered and nothing is in
+    /// flight in `first` and `second`.
+    static func settle(
+        _ publisher: SteadyPublisher, _ fixture: WorkerFixture, _ sender: RecordingSender, _ first: WorkerService, _ second: WorkerService
+    ) async throws {
+        try await Task.sleep(for: .seconds(2))
+        try await publisher.stop()
+        try await waitUntil("every delivery", timeout: .seconds(60)) { Set(sender.sent.map(\.key)).count >= publisher.published }
+        try await fixture.waitUntilSettled(first, second, queues: PartitionTests.queues(fixture))
     }
 
     /// A worker configured as ``PartitionTests/workers(_:sender:)``'s.
@@ -157,7 +194,10 @@ struct PartitionRebalanceTests {
     }
 
     /// Waits until `workers` own `counts` partitions (in any order), disjoint and all of them.
-    static func waitForShares(_ workers: [WorkerService], _ counts: [Int], within timeout: Duration) async throws {
+    /// `after`: the change being waited for, logged with how long it took.
+    static func waitForShares(_ workers: [WorkerService], _ counts: [Int], within timeout: Duration, after change: String? = nil) async throws {
+        let start = ContinuousClock.now
+        defer { if let change { log("\(change): balanced after \(ContinuousClock.now - start)") } }
         try await waitUntil("partitions owned \(counts)", timeout: timeout) {
             let owned = workers.map(\.ownedPartitions)
             let all = owned.reduce(into: Set<Int>()) { $0.formUnion($1) }
@@ -186,20 +226,33 @@ struct PartitionRebalanceTests {
 
 /// Publishes a few events every 50 ms, each to one user in turn with a rising sequence, until
 /// finished.
+/// Publishes eight events every 50 ms, each to one user in turn with a rising sequence, from
+/// ``start()`` to ``stop()``.
 final class SteadyPublisher: Sendable {
     let fixture: WorkerFixture
     let users: Int
     private let state = Mutex((published: 0, finished: false))
+    private let task = Mutex<Task<Void, any Error>?>(nil)
 
     init(fixture: WorkerFixture, users: Int) {
         self.fixture = fixture
         self.users = users
     }
 
+    /// Events published so far (all of them once ``stop()`` returned).
     var published: Int { state.withLock { $0.published } }
-    func finish() { state.withLock { $0.finished = true } }
 
-    func run() async throws {
+    func start() {
+        task.withLock { $0 = Task { try await self.run() } }
+    }
+
+    /// Stops publishing and waits for the last batch. Idempotent.
+    func stop() async throws {
+        state.withLock { $0.finished = true }
+        try await task.withLock { $0 }?.value
+    }
+
+    private func run() async throws {
         while !state.withLock({ $0.finished }) {
             let first = published
             try await fixture.publish(
