@@ -63,12 +63,10 @@ extension ConnectionDriver {
         }
     }
 
-    /// Closes a consumer's channel without `basic.cancel`: the settlements gathered or held go
-    /// first, then the stream ends and the channel closes (the broker requeues the rest).
+    /// Closes a consumer's channel without `basic.cancel` (the settlements gathered or held went
+    /// out before this operation ran): the stream ends and the broker requeues the rest.
     func closeConsumer(id: UInt64) {
         guard let channel = consumerChannels[id], let record = channel.consumer else { return }
-        flush(channel, force: true)
-        guard fatal == nil else { return }
         record.finish(throwing: nil)
         closeChannel(channel)
     }
