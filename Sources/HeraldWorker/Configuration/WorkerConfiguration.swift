@@ -80,9 +80,9 @@ public struct WorkerConfiguration: Sendable {
     /// `worker.partitions`, K: 0 (the default) consumes ``HeraldTopology/queue`` directly, as a
     /// single process always did. K > 0 keeps each user's order across many worker processes:
     /// every process runs the ingest (an exclusive consumer of the main queue, one process at a
-    /// time, that copies each event to the partition queues of its users) and consumes the K
-    /// partition queues (single active consumer each). See ``PartitionLayout``. Every process of
-    /// an installation must use the same K.
+    /// time, that copies each event to the partition queues of its users) and consumes its fair
+    /// share of the K partition queues (``PartitionOwnership``). See ``PartitionLayout``. Every
+    /// process of an installation must use the same K, and reach the same database.
     public var partitions: Int
     /// With partitions: how often a process that does not hold the ingest tries to take it (the
     /// holder went away), jittered ±20 %.
@@ -94,7 +94,8 @@ public struct WorkerConfiguration: Sendable {
     /// With partitions: how long a handover waits for the messages of the partition already in
     /// this process's pipeline to be settled (a delivery waiting for its retry can hold one);
     /// those still unsettled then are given up here (the broker requeues them, as after a lost
-    /// connection). Bounds how long a handover stops the partition.
+    /// connection; a delivery being sent then is in doubt). Bounds how long a handover stops
+    /// the partition.
     public var partitionHandoverTimeout: Duration
     /// When a provider (APNs or FCM, per app) counts as failing and how long its deliveries then
     /// wait in the broker (``HeraldCore/CircuitBreaker``); ``HeraldCore/CircuitBreaker/Policy/disabled``
