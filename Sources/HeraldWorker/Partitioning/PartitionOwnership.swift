@@ -79,6 +79,12 @@ struct PartitionOwnership: Sendable {
     private func balance(
         _ readers: inout [Int: Reader], group: inout DiscardingTaskGroup, connection: AMQPConnection, session: UInt64, inbox: DeliveryInbox
     ) async throws(StoreError) {
+        // A process that owns nothing has no consumer to notice a lost connection: end the
+        // session here, so that it releases its member lock and reconnects.
+        guard connection.isOpen else {
+            inbox.end(error: AMQPError(code: .connectionLost, call: "partition balance", message: "the worker's broker connection is gone"))
+            return
+        }
         var view = try await locks.view()
         let joining = !view.members.contains(view.me)
         if joining {
