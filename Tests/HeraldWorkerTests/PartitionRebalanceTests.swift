@@ -137,6 +137,35 @@ struct PartitionRebalanceTests {
         }
     }
 
+    /// Every worker's lock session is ended (as by a database restart; the rest of the database
+    /// stays): each takes its partitions back or hands them over, the shares hold within 10 s,
+    /// and no key goes twice or out of order.
+    @Test func workersWhoseLockSessionsEndKeepTheirShares() async throws {
+        try await Self.withWorkers { fixture, sender, first, second in
+            try await Self.waitForShares([first, second], [2, 2], within: .seconds(20))
+            return try await Self.publishing(fixture) { publisher in
+                let holders = """
+                    SELECT DISTINCT pid FROM pg_locks
+                    WHERE locktype = 'advisory' AND objsubid = 2 AND granted
+                      AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    """
+                let ended = try await fixture.database.admin.query("SELECT count(pg_terminate_backend(pid)) FROM (\(holders)) AS holders")
+                #expect(try ended.first?.decode(Int.self, at: 0) == 2, "both workers' lock sessions")
+                // Both back as members, holding every partition's lock again (2 + 4 locks).
+                try await waitUntil("the locks taken again", timeout: .seconds(10)) {
+                    let locks = try await fixture.database.admin.query(
+                        """
+                        SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND granted
+                          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                        """)
+                    return try locks.first?.decode(Int.self, at: 0) == 2 + Self.partitions
+                }
+                try await Self.waitForShares([first, second], [2, 2], within: .seconds(10), after: "lock sessions ended")
+                try await Self.settle(publisher, fixture, sender, first, second)
+            }
+        }
+    }
+
     // MARK: Helpers
 
     static let users = 60
