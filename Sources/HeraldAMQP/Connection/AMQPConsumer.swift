@@ -116,4 +116,17 @@ public struct AMQPConsumer: AsyncSequence, Sendable {
         let id = self.id
         try await connection.perform { driver throws(AMQPError) in try driver.cancelConsumer(id: id, abrupt: false) }
     }
+
+    /// Closes the consumer's channel without cancelling first, after sending the settlements
+    /// made so far; returns once the broker confirmed. The sequence ends (what was received and
+    /// not handed out is dropped) and every delivery not settled returns to the queue at its
+    /// place. Why not ``cancel()`` then close: on a single-active-consumer queue `basic.cancel`
+    /// hands the queue to the next consumer at once, which could then receive messages behind
+    /// ours before ours are requeued; the broker handles a closed channel's requeue and its
+    /// consumer's removal in one step. Idempotent.
+    /// - Throws: ``AMQPError`` when the connection is closed or lost (the channel is gone then).
+    public func close() async throws(AMQPError) {
+        let id = self.id
+        try await connection.perform { driver throws(AMQPError) in driver.closeConsumer(id: id) }
+    }
 }

@@ -63,6 +63,14 @@ extension ConnectionDriver {
         }
     }
 
+    /// Closes a consumer's channel without `basic.cancel` (the settlements gathered or held went
+    /// out before this operation ran): the stream ends and the broker requeues the rest.
+    func closeConsumer(id: UInt64) {
+        guard let channel = consumerChannels[id], let record = channel.consumer else { return }
+        record.finish(throwing: nil)
+        closeChannel(channel)
+    }
+
     /// Ends the streams of cancelled consumers once everything buffered has been read, and closes
     /// their channels when nothing is left to settle.
     func finishDrainedConsumers() {

@@ -80,18 +80,23 @@ public struct WorkerConfiguration: Sendable {
     /// `worker.partitions`, K: 0 (the default) consumes ``HeraldTopology/queue`` directly, as a
     /// single process always did. K > 0 keeps each user's order across many worker processes:
     /// every process runs the ingest (an exclusive consumer of the main queue, one process at a
-    /// time, that copies each event to the partition queues of its users) and consumes the K
-    /// partition queues (single active consumer each). See ``PartitionLayout``. Every process of
-    /// an installation must use the same K.
+    /// time, that copies each event to the partition queues of its users) and consumes its fair
+    /// share of the K partition queues (``PartitionOwnership``). See ``PartitionLayout``. Every
+    /// process of an installation must use the same K, and reach the same database.
     public var partitions: Int
     /// With partitions: how often a process that does not hold the ingest tries to take it (the
     /// holder went away), jittered ±20 %.
     public var ingestRetryInterval: Duration
-    /// With partitions: the pause between two claims of a free partition queue (one without a
-    /// consumer) when a process (re)connects, so that processes starting together, or
-    /// reconnecting together after a broker restart, interleave their claims and share the
-    /// partitions. A process alone owns every partition after (K − 1) × this.
-    public var partitionClaimSpacing: Duration
+    /// With partitions: how often a process compares the partitions it owns with its fair share
+    /// (``PartitionShare``, from the advisory locks in PostgreSQL) and takes or hands over
+    /// partitions, jittered ±20 %. A process joining or leaving is balanced within a few of these.
+    public var partitionBalanceInterval: Duration
+    /// With partitions: how long a handover waits for the messages of the partition already in
+    /// this process's pipeline to be settled (a delivery waiting for its retry can hold one);
+    /// those still unsettled then are given up here (the broker requeues them, as after a lost
+    /// connection; a delivery being sent then is in doubt). Bounds how long a handover stops
+    /// the partition.
+    public var partitionHandoverTimeout: Duration
     /// When a provider (APNs or FCM, per app) counts as failing and how long its deliveries then
     /// wait in the broker (``HeraldCore/CircuitBreaker``); ``HeraldCore/CircuitBreaker/Policy/disabled``
     /// keeps retrying in memory as before.
@@ -141,7 +146,8 @@ public struct WorkerConfiguration: Sendable {
         self.deadTokenMemory = 100_000
         self.partitions = 0
         self.ingestRetryInterval = .seconds(2)
-        self.partitionClaimSpacing = .milliseconds(100)
+        self.partitionBalanceInterval = .seconds(1)
+        self.partitionHandoverTimeout = .seconds(5)
         self.circuitBreaker = CircuitBreaker.Policy()
         self.backlog = true
         self.backlogAfter = 64
@@ -175,7 +181,8 @@ public struct WorkerConfiguration: Sendable {
             throw fail("partitions (worker.partitions) must be 0 (off) to \(PartitionLayout.maximumCount)")
         }
         guard ingestRetryInterval > .zero else { throw fail("the ingest retry interval must be positive") }
-        guard partitionClaimSpacing >= .zero else { throw fail("durations must not be negative") }
+        guard partitionBalanceInterval > .zero else { throw fail("the partition balance interval must be positive") }
+        guard partitionHandoverTimeout >= .zero else { throw fail("durations must not be negative") }
         guard broadcastMemoryLimit >= 0, broadcastWindow >= 1, broadcastWindows >= 1, broadcastLease >= .milliseconds(300) else {
             throw fail("broadcasts: a limit ≥ 0, at least 1 device per window and 1 window, a lease of at least 300 ms")
         }

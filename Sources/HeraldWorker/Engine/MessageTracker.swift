@@ -151,11 +151,16 @@ final class MessageTracker: Sendable {
         }
     }
 
-    /// Forgets the unsettled messages of a lost connection session (the broker requeues them);
-    /// returns how many.
-    func forgetSession(_ session: UInt64) -> Int {
+    /// Messages of connection session `session` received from `queue` and not yet settled.
+    func unsettledCount(session: UInt64, queue: String) -> Int {
+        state.withLock { state in state.messages.values.count { $0.session == session && $0.queue == queue } }
+    }
+
+    /// Forgets the unsettled messages of a lost connection session (the broker requeues them),
+    /// or only those it received from `queue` (its channel is being closed); returns how many.
+    func forgetSession(_ session: UInt64, queue: String? = nil) -> Int {
         state.withLock { state in
-            let lost = state.messages.values.filter { $0.session == session }
+            let lost = state.messages.values.filter { $0.session == session && (queue == nil || $0.queue == queue) }
             for message in lost {
                 message.forgotten = true
                 state.messages[ObjectIdentifier(message)] = nil

@@ -28,9 +28,11 @@ import Synchronization
 ///
 /// With ``WorkerConfiguration/partitions`` > 0 the worker also runs the ingest stage
 /// (``isIngesting`` while it holds it) and consumes the partition queues instead of the main
-/// queue, so that many processes keep each user's order (see ``PartitionLayout``); a graceful
-/// stop then finishes and acknowledges in-flight deliveries before closing, without cancelling
-/// its consumers first, so that a standby process takes over after them.
+/// queue, so that many processes keep each user's order (see ``PartitionLayout``): its fair share
+/// of them, owned through advisory locks in PostgreSQL and handed over live as processes join
+/// and leave (``PartitionOwnership``); a graceful stop then finishes and acknowledges in-flight
+/// deliveries before closing, without cancelling its consumers first, so that the next owner
+/// starts after them.
 ///
 /// The store must be migrated; ``run()`` starts its change listener (caches). The caller owns
 /// the store (closes it after ``run()`` returns); the worker owns the sender from ``run()`` on.
@@ -46,7 +48,7 @@ public final class WorkerService: Service, Sendable {
     private let metrics = WorkerMetrics()
     private let tracker = MessageTracker()
     private let consuming = Atomic<Bool>(false)
-    private let claimedPartitions = Atomic<Int>(0)
+    private let owned = OwnedPartitions()
     private let session = Atomic<UInt64>(0)
     private let mismatchedCounts = Mutex<Set<Int>>([])
     private let retry: StoreRetry
@@ -94,16 +96,13 @@ public final class WorkerService: Service, Sendable {
     public var providerAnswerDistribution: [(upTo: Duration, count: Int)] { metrics.answerDistribution }
 
     /// Whether a consumer is running right now (false while connecting or reconnecting). With
-    /// partitions: whether this process's consumers of the partition queues are registered
-    /// (each one active or standing by; the broker decides).
+    /// partitions: whether this process's broker session runs (it then consumes its share of the
+    /// partitions, ``ownedPartitions``).
     public var isConsuming: Bool { consuming.load(ordering: .relaxed) }
 
-    /// With partitions: the partition queues this process found without a consumer, and so
-    /// claimed, at its last connect (logged as "Consuming partitions"). It is their active
-    /// consumer unless another process claimed the same queue in the same moment: the broker then
-    /// makes the later registration stand by, and the two processes' claims add up to more than
-    /// the partitions.
-    public var partitionsClaimed: Int { claimedPartitions.load(ordering: .relaxed) }
+    /// With partitions: the partitions this process owns (holds the lock of, and consumes) right
+    /// now; every change is logged ("Consuming partitions", `herald.partitions_owned`).
+    public var ownedPartitions: Set<Int> { owned.current }
 
     /// With partitions: whether this process holds the ingest (the exclusive consumer of the
     /// main queue) right now. Always false without partitions.
@@ -160,6 +159,7 @@ public final class WorkerService: Service, Sendable {
             : nil
         // Before the first message: a busy user's queued deliveries go before its new ones.
         let firstTake = await keeper?.acquire()
+        let locks = configuration.partitionLayout.map { store.makePartitionLocks(keys: $0.lockKeys) }
 
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
@@ -172,7 +172,7 @@ public final class WorkerService: Service, Sendable {
                     if let keeper, let firstTake {
                         group.addTask { await keeper.run(from: firstTake) }
                     }
-                    await connectionLoop(pipeline)
+                    await connectionLoop(pipeline, locks: locks)
                     // The deliveries in flight are done (or the shutdown timeout passed).
                     await broadcasts.releaseHeld()
                     if tracker.deliveryCount > 0 {
@@ -192,6 +192,7 @@ public final class WorkerService: Service, Sendable {
         } onCancel: {
             stopSignal.abort()
         }
+        await locks?.close()
         await sender.shutdown()
         await claimQueue.close()
         let final = statistics
@@ -209,7 +210,7 @@ public final class WorkerService: Service, Sendable {
     // MARK: Connections
 
     /// Connects, consumes and reconnects until stopping; returns after the last connection closed.
-    private func connectionLoop(_ pipeline: Pipeline) async {
+    private func connectionLoop(_ pipeline: Pipeline, locks: PartitionLocks?) async {
         let broker = BrokerSessions(
             amqp: configuration.amqp, initialDelay: configuration.reconnectInitialDelay, maxDelay: configuration.reconnectMaxDelay,
             stop: stopSignal, logger: logger
@@ -229,7 +230,7 @@ public final class WorkerService: Service, Sendable {
             pipeline.broadcasts.use(connection)
             // One bound for every wait of this session (a stop with partitions waits in consume).
             let deadline = ShutdownDeadline(timeout: configuration.shutdownTimeout)
-            let lost = await consume(consumers, connection: connection, session: id, pipeline: pipeline, deadline: deadline)
+            let lost = await consume(consumers, connection: connection, session: id, pipeline: pipeline, locks: locks, deadline: deadline)
             consuming.store(false, ordering: .relaxed)
             pipeline.broadcasts.use(nil)
 
@@ -243,78 +244,39 @@ public final class WorkerService: Service, Sendable {
                 metrics.requeued(requeued)
                 if requeued > 0 { logger.info("Messages of the lost connection go back to their queue", metadata: [LogKey.count: "\(requeued)"]) }
             }
+            // Without a broker connection this process cannot consume its partitions: others
+            // take them (after its in-flight deliveries above, unless the bound passed).
+            await locks?.releaseAll()
             return lost
         }
     }
 
-    /// Declares (when declaring) and consumes the work queue, or the partition queues.
+    /// Declares (when declaring) and consumes the work queue; with partitions only declares (the
+    /// partition consumers start as this process's share says: ``PartitionOwnership``).
     private func consumers(on connection: AMQPConnection) async throws(AMQPError) -> [Source] {
-        if let layout = configuration.partitionLayout { return try await consumePartitions(layout, on: connection) }
+        if let layout = configuration.partitionLayout {
+            if configuration.declareTopology { try await PartitionTopology.declare(layout, on: connection, logger: logger) }
+            return []
+        }
         if configuration.declareTopology {
             for warning in try await connection.declare(configuration.topology) {
                 logger.warning("Broker object exists with other settings; using it as it is", metadata: [LogKey.error: "\(warning)"])
             }
         }
         let queue = configuration.topology.queue
-        return [Source(consumer: try await connection.consume(queue: queue, prefetch: configuration.prefetch), queue: queue, partition: nil)]
+        return [Source(consumer: try await connection.consume(queue: queue, prefetch: configuration.prefetch), queue: queue)]
     }
 
-    /// A consumer and, for a partition queue, its partition.
+    /// A consumer of the work queue.
     private struct Source: Sendable {
         let consumer: AMQPConsumer
         let queue: String
-        let partition: Int?
-    }
-
-    /// Declares the partitioned layout (when declaring) and consumes every partition queue.
-    ///
-    /// Single active consumer gives a queue to the process that registered first, so the claims
-    /// are spread: after a random pause of up to ``WorkerConfiguration/partitionClaimSpacing``,
-    /// starting at a random partition, a queue that has no consumer yet is claimed, then the
-    /// process pauses about that spacing (± 50 %) before the next free one, letting other
-    /// processes starting (or reconnecting) at the same time claim theirs;
-    /// queues that already have a consumer are joined last, standing by.
-    private func consumePartitions(_ layout: PartitionLayout, on connection: AMQPConnection) async throws(AMQPError) -> [Source] {
-        if configuration.declareTopology {
-            try await PartitionTopology.declare(layout, on: connection, logger: logger)
-        }
-        let first = Int.random(in: 0..<layout.count)
-        let spacing = configuration.partitionClaimSpacing
-        // Jitter, so that processes started together do not walk the queues in lockstep (the
-        // one registering a hair earlier would then win every queue).
-        if spacing > .zero { _ = await stopSignal.sleep(for: spacing * Double.random(in: 0...1)) }
-        var sources: [Source] = []
-        var taken: [Int] = []
-        for step in 0..<layout.count {
-            let partition = (first + step) % layout.count
-            if !sources.isEmpty, spacing > .zero {
-                _ = await stopSignal.sleep(for: spacing * Double.random(in: 0.5...1.5))
-            }
-            guard try await connection.queueState(layout.queueName(partition)).consumerCount == 0 else {
-                taken.append(partition)
-                continue
-            }
-            let queue = layout.queueName(partition)
-            sources.append(Source(consumer: try await connection.consume(queue: queue, prefetch: configuration.prefetch), queue: queue, partition: partition))
-        }
-        for partition in taken {
-            let queue = layout.queueName(partition)
-            sources.append(Source(consumer: try await connection.consume(queue: queue, prefetch: configuration.prefetch), queue: queue, partition: partition))
-        }
-        claimedPartitions.store(sources.count - taken.count, ordering: .relaxed)
-        logger.info(
-            "Consuming partitions",
-            metadata: [
-                LogKey.partitionsClaimed: "\(sources.count - taken.count)", LogKey.partitionsStandingBy: "\(taken.count)",
-                LogKey.partitionsOwned: "\(sources.compactMap(\.partition).filter { !taken.contains($0) }.sorted().map(String.init).joined(separator: ","))",
-            ])
-        return sources
     }
 
     /// Runs the consumers of one connection until they end; returns the error when the
     /// connection was lost, nil when the worker is stopping.
     private func consume(
-        _ sources: [Source], connection: AMQPConnection, session: UInt64, pipeline: Pipeline, deadline: ShutdownDeadline
+        _ sources: [Source], connection: AMQPConnection, session: UInt64, pipeline: Pipeline, locks: PartitionLocks?, deadline: ShutdownDeadline
     ) async -> (any Error)? {
         let inbox = DeliveryInbox()
         let token = stopSignal.onStop { inbox.close() }
@@ -322,33 +284,18 @@ public final class WorkerService: Service, Sendable {
         let layout = configuration.partitionLayout
         return await withDiscardingTaskGroup { group in
             for source in sources {
-                group.addTask { [tracker, metrics, decoder = configuration.decoder] in
-                    do {
-                        // What one read of the socket brought, at once: one lock for the
-                        // tracker and one for the inbox per batch, not per message. Each
-                        // message is decoded here, as it arrives, in parallel with the intake's
-                        // planning of the chunk before.
-                        var deliveries = source.consumer.makeAsyncIterator()
-                        while let batch = try await deliveries.nextBatch() {
-                            metrics.consumed(batch.count)
-                            let messages = batch.map { delivery in
-                                var slice: PartitionSlice?
-                                if let partition = source.partition, let layout {
-                                    slice = PartitionSlice.of(delivery, queuePartition: partition, layout: layout)
-                                    if let slice, slice.count != layout.count { self.reportCountMismatch(slice, layout: layout) }
-                                }
-                                return TrackedMessage(
-                                    delivery: delivery, queue: source.queue, connection: connection, session: session, slice: slice,
-                                    decoder: decoder)
-                            }
-                            tracker.register(messages)
-                            inbox.put(messages)
-                        }
-                        inbox.end(error: nil)
-                    } catch {
-                        inbox.end(error: error)
-                    }
+                group.addTask {
+                    await self.pump(source.consumer, queue: source.queue, partition: nil, gate: nil, connection: connection, session: session, inbox: inbox)
                 }
+            }
+            if let layout, let locks {
+                let ownership = PartitionOwnership(
+                    layout: layout, locks: locks, configuration: configuration, tracker: tracker, metrics: metrics, owned: owned, stop: stopSignal,
+                    logger: logger
+                ) { consumer, partition, gate in
+                    await self.pump(consumer, queue: consumer.queue, partition: partition, gate: gate, connection: connection, session: session, inbox: inbox)
+                }
+                group.addTask { await ownership.run(connection: connection, session: session, inbox: inbox) }
             }
             // Planning chunk n + 1 overlaps the claim of chunk n in the database; claims run one
             // after the other, in arrival order (one ClaimQueue), and are fanned out in order.
@@ -369,11 +316,11 @@ public final class WorkerService: Service, Sendable {
                 return error
             }
             if layout != nil {
-                // Stopping, partitions: cancelling would let a standby process become the
-                // active consumer at once and deliver a user's next message while this one's is
-                // still in flight. Instead finish (and acknowledge) what runs while our channels
-                // are open, then close: the rest is requeued at its place and the standby takes
-                // over after us.
+                // Stopping, partitions: cancelling would let a standby consumer become active
+                // at once and deliver a user's next message while this one's is still in
+                // flight. Instead finish (and acknowledge) what runs while our channels are
+                // open, then close: the rest is requeued at its place, and our locks are
+                // released after that (connectionLoop), so the next owner starts after us.
                 await waitForRunningDeliveries(pipeline.engine, until: deadline)
                 await connection.close()
                 return nil
@@ -386,6 +333,43 @@ public final class WorkerService: Service, Sendable {
                 return error
             }
             return nil
+        }
+    }
+
+    /// Feeds one consumer's deliveries into the pipeline until its stream ends. A partition
+    /// consumer's batches pass its `gate` (closed: dropped, and requeued when its channel
+    /// closes); its normal end (its partition handed over, or the connection closed) ends
+    /// nothing else, nor does an error after its gate closed.
+    private func pump(
+        _ consumer: AMQPConsumer, queue: String, partition: Int?, gate: PartitionGate?, connection: AMQPConnection, session: UInt64, inbox: DeliveryInbox
+    ) async {
+        let layout = configuration.partitionLayout
+        do {
+            // What one read of the socket brought, at once: one lock for the tracker and one for
+            // the inbox per batch, not per message. Each message is decoded here, as it arrives,
+            // in parallel with the intake's planning of the chunk before.
+            var deliveries = consumer.makeAsyncIterator()
+            while let batch = try await deliveries.nextBatch() {
+                let messages = batch.map { delivery in
+                    var slice: PartitionSlice?
+                    if let partition, let layout {
+                        slice = PartitionSlice.of(delivery, queuePartition: partition, layout: layout)
+                        if let slice, slice.count != layout.count { reportCountMismatch(slice, layout: layout) }
+                    }
+                    return TrackedMessage(
+                        delivery: delivery, queue: queue, connection: connection, session: session, slice: slice, decoder: configuration.decoder)
+                }
+                if let gate {
+                    guard gate.admit({ tracker.register(messages) }) else { continue }
+                } else {
+                    tracker.register(messages)
+                }
+                metrics.consumed(batch.count)
+                inbox.put(messages)
+            }
+            if gate == nil { inbox.end(error: nil) }
+        } catch {
+            if gate?.isClosed != true { inbox.end(error: error) }
         }
     }
 
