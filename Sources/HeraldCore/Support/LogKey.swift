@@ -53,13 +53,9 @@ public enum LogKey {
     public static let outcome = "herald.outcome"
     /// Worker.partitions.
     public static let partitions = "herald.partitions"
-    /// Partition queues claimed.
-    public static let partitionsClaimed = "herald.partitions_claimed"
     /// Which partitions a worker claimed, comma-separated (the campaign's evidence of an owner
     /// change).
     public static let partitionsOwned = "herald.partitions_owned"
-    /// Partition queues stood by for.
-    public static let partitionsStandingBy = "herald.partitions_standing_by"
     /// The consumer prefetch.
     public static let prefetch = "herald.prefetch"
     /// An FCM project id.
