@@ -4,6 +4,8 @@
 # two or more workers with partitions, a steady publisher, faults at random moments, then the
 # table of what was lost, doubled, reordered and dead-lettered. Loopback only; bounded in time.
 #   scripts/campaign.sh [--minutes N] [--cluster] [--rate N] [--users N] [--workers N] [--seed N] …
+#   scripts/campaign.sh --scale --minutes 5   the scaling run instead of faults: workers 2 → 4 → 2,
+#                                     a rolling restart, a kill -9; each change balanced within 10 s
 #   scripts/campaign.sh --help        every option (scripts/campaign/campaign.py)
 #   HERALD_BIN=path/to/herald         use that binary instead of building the release one
 #   HERALD_PG_DURABLE=0                 PostgreSQL without fsync (deploy/local/lib.sh; durable by default)

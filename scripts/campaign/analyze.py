@@ -59,6 +59,10 @@ OWNERSHIP_LOG = re.compile(r"^Consuming|lost its broker connection|^Holding the 
 # begins when the campaign sends the signal (its fault-start), before the process is gone.
 OWNERSHIP_TIMELINE = {"worker-started", "worker-exited", "worker-died-unexpectedly"}
 OWNERSHIP_FAULTS = {"worker-kill", "worker-stop"}
+# The scaling run's bounds (issue 44): each live worker owns its share within this long of a
+# change, and deliveries never stop for longer.
+SCALE_BALANCE_LIMIT = 10.0
+SCALE_GAP_LIMIT = 5.0
 # How long after the later push arrived the evidence of an owner change may be logged: the new
 # owner's standby consumer takes the partition when the old one's connection goes, before any
 # line is logged; the old owner logs its lost connection and the campaign notes an exit within
@@ -176,6 +180,77 @@ def ownership_changes(folder, logs):
                 changes.append((entry["t"], f"{entry['fault']} of worker {entry.get('worker')}"))
     changes.sort()
     return changes
+
+
+def scale_balance(folder, partitions):
+    """The scaling run (campaign.py --scale): for each change of the live workers, seconds until
+    every live worker owns its share (⌊K/N⌋ or ⌈K/N⌉ partitions, each partition once, the others
+    none), from the workers' "Consuming partitions" lines (`herald.partitions_owned`) and the
+    timeline; None when it never did. Empty for another run."""
+    timeline = folder / "timeline.jsonl"
+    if not timeline.exists() or not partitions:
+        return []
+    events, changes = [], []
+    for line in read_lines(timeline):
+        entry = json.loads(line)
+        if entry.get("kind") == "scale-change":
+            changes.append((entry["t"], sorted(entry["live"])))
+        elif entry.get("kind") in ("worker-started", "worker-exited"):
+            events.append((entry["t"], entry["worker"], set()))  # owns nothing until it says so
+    for path in sorted(folder.glob("worker-*.log")):
+        worker = int(path.stem.split("-")[1])
+        for raw in read_lines(path, errors="replace"):
+            if '"Consuming partitions"' not in raw:
+                continue
+            entry = json.loads(raw)
+            owned = entry.get("herald.partitions_owned", "")
+            events.append((parse_time(entry["ts"]), worker, {int(p) for p in owned.split(",") if p}))
+    events.sort(key=lambda e: e[0])
+
+    def balanced(owned, live):
+        n = len(live)
+        shares = [len(owned.get(w, ())) for w in live]
+        held = [p for w in live for p in owned.get(w, ())]
+        return (
+            n > 0 and all(partitions // n <= s <= -(-partitions // n) for s in shares) and sorted(held) == list(range(partitions))
+            and not any(owned.get(w) for w in owned if w not in live)
+        )
+
+    results = []
+    for index, (t, live) in enumerate(changes):
+        # A change the next one replaced before the limit (a rolling restart's stop, then its
+        # start) is not judged: that state was never meant to settle.
+        following = changes[index + 1][0] if index + 1 < len(changes) else None
+        owned, at, later = {}, None, iter(events)
+        pending = next(later, None)
+        while pending is not None and pending[0] <= t:  # the state as of the change
+            owned[pending[1]] = pending[2]
+            pending = next(later, None)
+        if balanced(owned, live):
+            at = t
+        while at is None and pending is not None:
+            owned[pending[1]] = pending[2]
+            if balanced(owned, live):
+                at = pending[0]
+            pending = next(later, None)
+        superseded = following is not None and following - t < SCALE_BALANCE_LIMIT and (at is None or at > following)
+        results.append(dict(t=t, live=live, seconds=None if at is None or superseded else at - t, superseded=superseded))
+    return results
+
+
+def changes_gap(changes, number):
+    """Seconds from change `number` (1-based) to the next."""
+    return changes[number]["t"] - changes[number - 1]["t"]
+
+
+def longest_delivery_gap(pushes, events):
+    """The longest time without a push while events were being published (seconds)."""
+    times = sorted(t for records in pushes.values() for t, _, _ in records)
+    if not times or not events:
+        return None
+    first, last = min(e["t"] for e in events.values()), max(e["t"] for e in events.values())
+    inside = [t for t in times if first <= t <= last + 1]
+    return max((b - a for a, b in zip(inside, inside[1:])), default=None)
 
 
 def load_witness(folder):
@@ -490,6 +565,8 @@ def analyze(folder: Path, offline=False):
         publisher_wait=dict(p50=percentile(publisher_wait, 50), p99=percentile(publisher_wait, 99), max=max(publisher_wait, default=None)),
         latency_before_first_fault=dict(p50=percentile(warm, 50), p99=percentile(warm, 99), max=max(warm) if warm else None, n=len(warm)),
         faults=per_fault,
+        scale_changes=scale_balance(folder, json.loads((folder / "args.json").read_text()).get("partitions") if (folder / "args.json").exists() else None),
+        longest_delivery_gap_s=longest_delivery_gap(pushes, events),
         errors={k: v for k, v in services.items() if k.endswith("_error")},
     )
     summary["failures"] = failures(summary)
@@ -518,6 +595,11 @@ def failures(s):
         durable = s.get("postgres") and all(v == "on" for v in s["postgres"].values())
         note = "" if durable else " (PostgreSQL did not write durably: an immediate stop also loses committed rows)"
         out.append(f"{s['journal_rows_missing']} pushes the providers accepted have no 'sent' journal row{note}")
+    for change in s.get("scale_changes", []):
+        if not change["superseded"] and (change["seconds"] is None or change["seconds"] > SCALE_BALANCE_LIMIT):
+            out.append(f"workers {change['live']} did not own their shares within {SCALE_BALANCE_LIMIT:.0f} s ({fmt_s(change['seconds'])})")
+    if s.get("scale_changes") and (s["longest_delivery_gap_s"] or 0) > SCALE_GAP_LIMIT:
+        out.append(f"deliveries stopped for {fmt_s(s['longest_delivery_gap_s'])} (more than {SCALE_GAP_LIMIT:.0f} s)")
     if s["order_violations_unexplained"]:
         users = len(s["order_violations_unexplained_by_user"])
         out.append(f"{s['order_violations_unexplained']} order violations without evidence for their cause, on {users} devices")
@@ -588,6 +670,14 @@ def render(s):
     for i, f in enumerate(s["faults"], 1):
         if f["logged"]:
             w(f"- {i} {f['fault']}: " + "; ".join(f"{l['count']}× {l['level']} \"{l['message']}\"" for l in f["logged"][:4]))
+    if s.get("scale_changes"):
+        w(f"\nThe scaling run: seconds from each change to every live worker owning its share (limit {SCALE_BALANCE_LIMIT:.0f} s); "
+          f"longest time without a push while publishing: {fmt_s(s['longest_delivery_gap_s'])} (limit {SCALE_GAP_LIMIT:.0f} s)\n")
+        w("| # | live workers | balanced after |")
+        w("|---|---|---:|")
+        for i, change in enumerate(s["scale_changes"], 1):
+            after = f"replaced by the next change after {fmt_s(changes_gap(s['scale_changes'], i))}" if change["superseded"] else fmt_s(change["seconds"])
+            w(f"| {i} | {', '.join(map(str, change['live']))} | {after} |")
     if s["lost_examples"]:
         w("\nLost (first ones): " + ", ".join(f"{x['seq']}→{x['device']}" for x in s["lost_examples"]))
     if s["journal_failed_errors"]:

@@ -527,7 +527,12 @@ class Campaign:
             HERALD_LOG_LEVEL="info",
         )
         self.workers = Workers(self.run, self.args.herald, self.args.workers, env, self.sandbox_config)
-        self.workers.start_all()
+        # The scaling run starts with two workers; the other slots are started by scale-up.
+        initial = 2 if self.args.scale else self.args.workers
+        self.workers.expected_down.update(range(initial, self.args.workers))
+        for i in range(initial):
+            self.workers.start(i)
+        self.note_scale()
 
     async def wait_for_queue(self):
         deadline = now() + 120
@@ -545,6 +550,18 @@ class Campaign:
 
     # -- faults ------------------------------------------------------------------------------
 
+    def note_scale(self):
+        """The live workers after a change of the scaling run (the analyzer times each worker's
+        share of the partitions from here)."""
+        if self.args.scale:
+            self.run.note("scale-change", live=[i for i in range(self.workers.count) if self.workers.alive(i)])
+
+    async def stop_worker(self, i, sig):
+        self.workers.expected_down.add(i)
+        self.workers.signal(i, sig)
+        exited = await self.workers.wait_exit(i, 60)
+        self.run.note("worker-exited", worker=i, status=self.workers.procs[i].returncode if exited else None)
+
     def sandbox_admin(self, method, path, body=None):
         import ssl
         import urllib.request
@@ -561,13 +578,28 @@ class Campaign:
         started = now()
         if kind in ("worker-kill", "worker-stop"):
             i = detail["worker"]
-            self.workers.expected_down.add(i)
-            self.workers.signal(i, signal.SIGKILL if kind == "worker-kill" else signal.SIGTERM)
-            exited = await self.workers.wait_exit(i, 60)
-            self.run.note("worker-exited", worker=i, status=self.workers.procs[i].returncode if exited else None)
+            await self.stop_worker(i, signal.SIGKILL if kind == "worker-kill" else signal.SIGTERM)
+            self.note_scale()
             await asyncio.sleep(3)
             self.workers.start(i)
             self.workers.expected_down.discard(i)
+            self.note_scale()
+        elif kind == "scale-up":
+            for i in detail["workers"]:
+                self.workers.start(i)
+                self.workers.expected_down.discard(i)
+            self.note_scale()
+        elif kind == "scale-down":
+            await asyncio.gather(*(self.stop_worker(i, signal.SIGTERM) for i in detail["workers"]))
+            self.note_scale()
+        elif kind == "rolling-restart":
+            for i in detail["workers"]:
+                await self.stop_worker(i, signal.SIGTERM)
+                self.note_scale()
+                self.workers.start(i)
+                self.workers.expected_down.discard(i)
+                self.note_scale()
+                await asyncio.sleep(detail["pause"])
         elif kind == "broker-restart":
             node = self.nodes[detail.get("node", 0)]
             await asyncio.to_thread(node.ctl, "restart", "rabbitmq")
@@ -614,6 +646,13 @@ class Campaign:
         rng, a = self.rng, self.args
         w = lambda: rng.randrange(a.workers)  # noqa: E731
         p = lambda: rng.choice(["apns", "fcm"])  # noqa: E731
+        if a.scale:
+            # Issue 44's run, in this order: 2 → 4 → 2 workers, a rolling restart one at a time,
+            # a kill -9.
+            return [
+                ("scale-up", dict(workers=[2, 3])), ("scale-down", dict(workers=[2, 3])),
+                ("rolling-restart", dict(workers=[0, 1], pause=15)), ("worker-kill", dict(worker=0)),
+            ]
         if a.cluster:
             node = lambda: rng.randrange(len(self.nodes))  # noqa: E731
             faults = [("broker-kill", dict(node=node())) for _ in range(2)] + [("broker-restart", dict(node=node())) for _ in range(2)]
@@ -841,6 +880,7 @@ def main():
     parser.add_argument("--rate", type=int, default=500, help="events per second")
     parser.add_argument("--users", type=int, default=3000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--scale", action="store_true", help="the scaling run instead of the faults: workers 2 → 4 → 2, a rolling restart, a kill -9 (4 worker slots)")
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--threads", type=int, default=64, help="worker.threads (lanes)")
     parser.add_argument("--response-delay", default="20ms", help="the sandbox's answer delay (a provider's round trip)")
@@ -855,6 +895,8 @@ def main():
     parser.add_argument("--out", help="run folder (default /tmp/herald-campaign-<time>)")
     parser.add_argument("--keep-services", action="store_true", help="leave PostgreSQL and RabbitMQ running (to look at them)")
     args = parser.parse_args()
+    if args.scale:
+        args.workers = max(args.workers, 4)
     if args.seed is None:
         args.seed = random.randrange(1 << 30)
     campaign = Campaign(args)

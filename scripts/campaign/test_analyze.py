@@ -57,6 +57,7 @@ class RecordedRun:
         self.logs = {w: [dict(ts=iso(T0 - 9), level="info", message="Consuming partitions")] for w in (0, 1)}
         self.deferred = []  # (event, device id[, when its row was recorded deferred])
         self.postgres = dict(fsync="on", synchronous_commit="on", full_page_writes="on")
+        self.args = None  # campaign.py's arguments (args.json), for a scaling run
 
     def push(self, seq, platform="ios"):
         return next(p for p in self.pushes if f"event {seq} " in json.dumps(p) and (p["provider"] == "apns") == (platform == "ios"))
@@ -90,6 +91,8 @@ class RecordedRun:
             for p in self.pushes:
                 out.write(json.dumps(p) + "\n")
         (f / "faults.json").write_text(json.dumps(self.faults))
+        if self.args is not None:
+            (f / "args.json").write_text(json.dumps(self.args))
         (f / "workers.json").write_text(json.dumps(dict(peak_rss_kib=[1024, 1024], incarnations=[1, 1], unexpected_exits=[])))
         with open(f / "timeline.jsonl", "w") as out:
             for entry in self.timeline:
@@ -306,6 +309,45 @@ class AnalyzeTests(unittest.TestCase):
         s = self.run.analyze()
         self.assertFalse(s["passed"])
         self.assertEqual(s["lost"], 2)
+
+    def scaled(self, shares_at):
+        """A scaling run with 4 partitions: workers 0 and 1 take 0,1 and 2,3 at T0 - 8; worker 2
+        joins at T0 + 2, and `shares_at` later workers 1 and 2 own 2 and 3."""
+        self.run.args = dict(partitions=4, scale=True)
+        self.run.timeline += [dict(kind="scale-change", live=[0, 1], t=T0 - 9), dict(kind="worker-started", worker=2, t=T0 + 2)]
+        self.run.timeline.append(dict(kind="scale-change", live=[0, 1, 2], t=T0 + 2))
+        owned = lambda t, parts: dict(ts=iso(t), level="info", message="Consuming partitions", **{"herald.partitions_owned": parts})  # noqa: E731
+        self.run.logs[0].append(owned(T0 - 8, "0,1"))
+        self.run.logs[1].append(owned(T0 - 8, "2,3"))
+        self.run.logs[1].append(owned(T0 + 2 + shares_at, "2"))
+        self.run.logs[2] = [owned(T0 + 2 + shares_at, "3")]
+        return self.run.analyze()
+
+    def test_a_scaling_run_whose_shares_are_taken_in_time_passes(self):
+        s = self.scaled(shares_at=4)
+        self.assertTrue(s["passed"], s["failures"])
+        self.assertEqual([c["seconds"] for c in s["scale_changes"]], [1.0, 4.0])
+
+    def test_a_share_not_taken_within_ten_seconds_fails_the_run(self):
+        s = self.scaled(shares_at=12)
+        self.assertFalse(s["passed"])
+        self.assertAlmostEqual(s["scale_changes"][1]["seconds"], 12, places=3)
+        self.assertIn("did not own their shares", " ".join(s["failures"]))
+
+    def test_a_change_the_next_one_replaced_at_once_is_not_judged(self):
+        # A rolling restart's step: worker 0 stops and starts again half a second later.
+        self.run.args = dict(partitions=4, scale=True)
+        owned = lambda t, parts: dict(ts=iso(t), level="info", message="Consuming partitions", **{"herald.partitions_owned": parts})  # noqa: E731
+        self.run.logs[0].append(owned(T0 - 8, "0,1"))
+        self.run.logs[1].append(owned(T0 - 8, "2,3"))
+        self.run.timeline += [
+            dict(kind="worker-exited", worker=0, t=T0 + 5), dict(kind="scale-change", live=[1], t=T0 + 5),
+            dict(kind="worker-started", worker=0, t=T0 + 5.5), dict(kind="scale-change", live=[0, 1], t=T0 + 5.5),
+        ]
+        self.run.logs[0].append(owned(T0 + 7, "0,1"))
+        s = self.run.analyze()
+        self.assertTrue(s["passed"], s["failures"])
+        self.assertEqual([(c["superseded"], c["seconds"]) for c in s["scale_changes"]], [(True, None), (False, 1.5)])
 
 
 if __name__ == "__main__":
