@@ -91,6 +91,12 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "One broadcast event to this many devices: time until every delivery is recorded.")
     var broadcast: Int = 0
 
+    @Option(help: "This many events through the partitioned path (--ingest-partitions queues, one process): the ingest's rate apart.")
+    var ingest: Int = 0
+
+    @Option(help: "Partition queues of the --ingest run.")
+    var ingestPartitions: Int = 8
+
     @Flag(help: "Also run the real APNs/FCM senders against a herald sandbox child process.")
     var providers = false
 
@@ -144,6 +150,9 @@ struct BenchCommand: AsyncParsableCommand {
             throw ValidationError("rounds, bare rounds, latency events and rate, lanes events and provider events must be positive")
         }
         guard laneCounts != nil else { throw ValidationError("--lanes takes comma-separated positive numbers, e.g. 1,8,64,256") }
+        guard ingest >= 0, (1...PartitionLayout.maximumCount).contains(ingestPartitions) else {
+            throw ValidationError("--ingest takes a number of events (0: no such run) and --ingest-partitions 1 to \(PartitionLayout.maximumCount)")
+        }
         guard delays != nil else { throw ValidationError("--provider-delays takes comma-separated durations, e.g. 0,30ms") }
         if let problem = BurstShape.problem(busyUsers: busyUsers, busyPushes: busyPushes, quietUsers: quietUsers, delay: burstDelay) {
             throw ValidationError(problem)
@@ -356,6 +365,11 @@ struct BenchCommand: AsyncParsableCommand {
                 }
                 sandbox.stop()
             }
+        }
+
+        // The partitioned path, the ingest's rate apart.
+        if ingest > 0 {
+            result.ingest = try await runner.ingest(events: ingest, partitions: ingestPartitions)
         }
 
         // 8. The burst, last: it adds devices of its own.

@@ -137,6 +137,8 @@ struct BenchResult: Codable, Sendable {
     var backlog: Backlog?
     /// `--burst` (``Burst``).
     var burst: Burst?
+    /// `--ingest` (``Ingest``).
+    var ingest: Ingest?
     var peakRSSMegabytes: Double?
 
     /// The figure of record: the median round (the journal's growth shows in `rounds`).
@@ -264,6 +266,12 @@ struct BenchResult: Codable, Sendable {
             )
             if let null = pipeline { lines.append("  (null sender, same pipeline: \(f(null.deliveryRate, 0, 0)) deliveries/s)") }
             lines += providerRatios
+        }
+        if let run = ingest {
+            lines.append("")
+            lines.append(
+                "  partitioned path (worker.partitions \(run.partitions), one process, null sender): the ingest copied \(run.events) events in \(f(run.ingestSeconds, 0, 2)) s (\(f(run.ingestRate, 0, 0)) events/s); every delivery after \(f(run.seconds, 0, 2)) s (\(f(run.eventRate, 0, 0)) events/s, \(run.deliveries) deliveries)"
+            )
         }
         for run in broadcasts {
             lines.append(

@@ -276,9 +276,14 @@ final class BenchRunner: Sendable {
         return configuration
     }
 
-    private func salt(_ name: String) -> Int { Int(UInt32(truncatingIfNeeded: name.hashValue)) }
+    /// Queues a phase's worker declared itself (partition queues): deleted with the others.
+    func deleteAtTheEnd(_ names: [String]) {
+        for name in names { queues.add(name) }
+    }
 
-    private func publish(count: Int, exchange: String, routingKey: String, salt: Int, spread: Bool = false) async throws {
+    func salt(_ name: String) -> Int { Int(UInt32(truncatingIfNeeded: name.hashValue)) }
+
+    func publish(count: Int, exchange: String, routingKey: String, salt: Int, spread: Bool = false) async throws {
         let properties = AMQPProperties(contentType: "application/xml", deliveryMode: .persistent)
         for start in stride(from: 0, to: count, by: 5_000) {
             // Not `Task.checkCancellation()`: with it, Swift 6.3.1's release build crashes
