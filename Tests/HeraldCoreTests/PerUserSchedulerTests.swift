@@ -61,6 +61,48 @@ import Testing
         #expect(s.runningCount == 1 && s.waitingCount == 1)
     }
 
+    /// A broadcast's thousands of deliveries wait in the bulk line: a targeted push gets the
+    /// next free lane before them.
+    @Test func aTargetedDeliveryGoesBeforeWaitingBulkOnes() throws {
+        var s = Scheduler(lanes: 1)
+        let first = s.enqueue("b0", user: "b0", isBulk: true)
+        for n in 1...5 { #expect(s.enqueue("b\(n)", user: "b\(n)", isBulk: true).isEmpty) }
+        #expect(s.enqueue("t", user: "t").isEmpty)
+        let next = try s.complete(first[0].ticket)
+        #expect(next.map(\.item) == ["t"])
+        #expect(try s.complete(next[0].ticket).map(\.item) == ["b1"])
+    }
+
+    /// Every ``PerUserScheduler/bulkShare``-th lane goes to the bulk line while targeted users
+    /// wait too: a broadcast is slowed, never stopped.
+    @Test func theBulkLineGetsOneLaneInBulkShare() throws {
+        var s = Scheduler(lanes: 1)
+        var running = s.enqueue("t0", user: "t0")
+        for n in 1...3 { _ = s.enqueue("b\(n)", user: "b\(n)", isBulk: true) }
+        for n in 1...12 { _ = s.enqueue("t\(n)", user: "t\(n)") }
+        var order: [String] = []
+        for _ in 0..<8 {
+            running = try s.complete(running[0].ticket)
+            order.append(running[0].item)
+        }
+        #expect(order == ["t1", "t2", "t3", "b1", "t4", "t5", "t6", "b2"])
+    }
+
+    /// A user's own order holds across the two lines: its targeted delivery behind its bulk one
+    /// waits for it, and removing a bulk-ready user's deliveries takes it out of the bulk line.
+    @Test func aUsersOrderHoldsAcrossTheLines() throws {
+        var s = Scheduler(lanes: 1)
+        let first = s.enqueue("x", user: "x")
+        #expect(s.enqueue("u-bulk", user: "u", isBulk: true).isEmpty)
+        #expect(s.enqueue("u-targeted", user: "u").isEmpty)
+        #expect(s.enqueue("v-bulk", user: "v", isBulk: true).isEmpty)
+        let next = try s.complete(first[0].ticket)
+        #expect(next.map(\.item) == ["u-bulk"])
+        #expect(s.removeWaiting(user: "v") == ["v-bulk"])
+        #expect(try s.complete(next[0].ticket).map(\.item) == ["u-targeted"])
+        #expect(s.waitingCount == 0)
+    }
+
     @Test func zeroLanesMeansOne() {
         var s = Scheduler(lanes: 0)
         #expect(s.lanes == 1)

@@ -15,6 +15,10 @@ import DequeModule
 /// - Work-conserving and fair: whenever a lane is free and some user that is not blocked has a
 ///   waiting delivery, one is released; users waiting for a lane are served in the order they
 ///   became ready, and a user who completes and still has work goes to the back of that line.
+/// - *Bulk* deliveries (a broadcast's) wait in a line of their own: a user whose next delivery
+///   is bulk gets a free lane after the users whose next one is not, except every
+///   ``bulkShare``-th lane, which goes to the bulk line first, so that a broadcast never starves
+///   and never makes a targeted push wait for its thousands of deliveries.
 ///
 /// Every operation is O(1) amortised. Not thread-safe by itself (a value type). Inlinable, so
 /// that the worker's use of it is specialized for its item type (no generic dispatch per
@@ -57,8 +61,16 @@ public struct PerUserScheduler<Key: Hashable & Sendable, Item> {
     @usableFromInline var parked: Set<Key> = []
     /// Parked deliveries whose time has come, waiting for a lane (served first).
     @usableFromInline var resuming: Deque<Release> = []
-    /// Users with waiting deliveries and nothing blocked, in the order they became ready.
+    /// Users with waiting deliveries and nothing blocked, in the order they became ready: those
+    /// whose next delivery is bulk in ``readyBulk``, the others in ``ready``.
     @usableFromInline var ready: Deque<Key> = []
+    @usableFromInline var readyBulk: Deque<Key> = []
+    /// Sequences of the waiting bulk deliveries.
+    @usableFromInline var bulk: Set<UInt64> = []
+    /// Lanes given since the bulk line last had one.
+    @usableFromInline var sinceBulk = 0
+    /// One lane in this many goes to the bulk line first when both lines wait.
+    public static var bulkShare: Int { 4 }
     @usableFromInline var waitingTotal = 0
 
     /// `lanes` below 1 is treated as 1.
@@ -90,15 +102,17 @@ public struct PerUserScheduler<Key: Hashable & Sendable, Item> {
     /// Adds a delivery for `user`; returns the deliveries that may start now (this one, or
     /// nothing when it must wait).
     @inlinable
-    public mutating func enqueue(_ item: Item, user: Key) -> [Release] {
+    public mutating func enqueue(_ item: Item, user: Key, isBulk: Bool = false) -> [Release] {
         var released: [Release] = []
-        enqueue(item, user: user, into: &released)
+        enqueue(item, user: user, isBulk: isBulk, into: &released)
         return released
     }
 
     /// Adds a delivery for `user`, appending what may start now to `released`.
+    ///
+    /// `isBulk`: a broadcast's delivery, which waits for a lane behind the others.
     @inlinable
-    public mutating func enqueue(_ item: Item, user: Key, into released: inout [Release]) {
+    public mutating func enqueue(_ item: Item, user: Key, isBulk: Bool = false, into released: inout [Release]) {
         let sequence = nextSequence
         nextSequence += 1
         // The common case in two lookups of the user (a lane is free, the user has nothing in
@@ -111,9 +125,10 @@ public struct PerUserScheduler<Key: Hashable & Sendable, Item> {
             }
             blocked[user] = running
         }
+        if isBulk { bulk.insert(sequence) }
         if waiting[user] == nil {
             waiting[user] = [(sequence, item)]
-            if blocked[user] == nil { ready.append(user) }
+            if blocked[user] == nil { becomeReady(user, next: sequence) }
         } else {
             waiting[user]!.append((sequence, item))
         }
@@ -144,7 +159,7 @@ public struct PerUserScheduler<Key: Hashable & Sendable, Item> {
             // A parked delivery ended without resuming (given up): it may sit in `resuming`.
             if let index = resuming.firstIndex(where: { $0.ticket == ticket }) { resuming.remove(at: index) }
         }
-        if waitingTotal > 0, waiting[ticket.user] != nil { ready.append(ticket.user) }
+        if waitingTotal > 0, let next = waiting[ticket.user]?.first { becomeReady(ticket.user, next: next.0) }
         fillLanes(into: &released)
     }
 
@@ -182,7 +197,14 @@ public struct PerUserScheduler<Key: Hashable & Sendable, Item> {
     public mutating func removeWaiting(user: Key) -> [Item] {
         guard let queue = waiting.removeValue(forKey: user) else { return [] }
         waitingTotal -= queue.count
-        if blocked[user] == nil, let index = ready.firstIndex(of: user) { ready.remove(at: index) }
+        if blocked[user] == nil {
+            if let index = ready.firstIndex(of: user) {
+                ready.remove(at: index)
+            } else if let index = readyBulk.firstIndex(of: user) {
+                readyBulk.remove(at: index)
+            }
+        }
+        if !bulk.isEmpty { for (sequence, _) in queue { bulk.remove(sequence) } }
         return queue.map(\.1)
     }
 
@@ -192,13 +214,37 @@ public struct PerUserScheduler<Key: Hashable & Sendable, Item> {
             parked.remove(release.ticket.user)
             released.append(release)
         }
-        while runningCount < lanes, let user = ready.popFirst() {
+        while runningCount < lanes, let user = nextReady() {
             guard var queue = waiting.removeValue(forKey: user), let (sequence, item) = queue.popFirst() else { continue }
             waitingTotal -= 1
+            if !bulk.isEmpty { bulk.remove(sequence) }
             if !queue.isEmpty { waiting[user] = queue }
             blocked[user] = sequence
             released.append(Release(ticket: Ticket(sequence: sequence, user: user), item: item))
         }
+    }
+
+    /// `user`, unblocked with waiting deliveries, joins the line of its next one (`next`).
+    @inlinable
+    mutating func becomeReady(_ user: Key, next: UInt64) {
+        if !bulk.isEmpty, bulk.contains(next) {
+            readyBulk.append(user)
+        } else {
+            ready.append(user)
+        }
+    }
+
+    /// The user whose turn it is: the targeted line first, but every ``bulkShare``-th lane the
+    /// bulk line's.
+    @inlinable
+    mutating func nextReady() -> Key? {
+        if readyBulk.isEmpty { return ready.popFirst() }
+        if ready.isEmpty || sinceBulk + 1 >= Self.bulkShare {
+            sinceBulk = 0
+            return readyBulk.popFirst()
+        }
+        sinceBulk += 1
+        return ready.popFirst()
     }
 }
 

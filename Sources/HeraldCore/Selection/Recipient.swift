@@ -19,6 +19,9 @@ public struct Recipient: Sendable, Codable, Hashable {
     /// hold the user's notifications to the other provider (docs/architecture.md).
     public var orderingKey: OrderingKey { OrderingKey(userId: subscription.userId, platform: subscription.platform) }
 
+    /// A broadcast's delivery: it waits for a lane behind targeted ones (``PerUserScheduler``).
+    public var isBroadcast: Bool { addressedUserId == "0" }
+
     /// The key that identifies this delivery across redeliveries of the same message.
     public func deliveryKey(messageKey: String) -> DeliveryKey {
         DeliveryKey(messageKey: messageKey, deviceId: subscription.deviceId, userId: addressedUserId, app: subscription.app)

@@ -170,7 +170,7 @@ final class DeliveryEngine: Sendable {
                     // older than its user's queued ones: it goes to the lanes, ahead of them.)
                     queueInBacklog(delivery, user: user, state: &state)
                 } else {
-                    state.scheduler.enqueue(delivery, user: user, into: &released)
+                    state.scheduler.enqueue(delivery, user: user, isBulk: delivery.recipient.isBroadcast, into: &released)
                 }
             }
             metrics.inFlight(messages: tracker.messageCount, deliveries: tracker.deliveryCount)
@@ -230,7 +230,9 @@ final class DeliveryEngine: Sendable {
         case .backlogGone:
             state.backlog.forget()
             state.backlogTouched.removeAll()
-            for delivery in state.heldBack { state.scheduler.enqueue(delivery, user: delivery.recipient.orderingKey, into: &released) }
+            for delivery in state.heldBack {
+                state.scheduler.enqueue(delivery, user: delivery.recipient.orderingKey, isBulk: delivery.recipient.isBroadcast, into: &released)
+            }
             state.heldBack.removeAll()
             logger.warning("Another worker holds the backlog; it sends the queued deliveries")
         case .wake:
@@ -736,7 +738,7 @@ final class DeliveryEngine: Sendable {
             index += 1
             let idle = !state.scheduler.isRunning(user: user) && state.scheduler.waitingCount(user: user) == 0
             for delivery in state.backlog.take(for: user, room: idle ? 1 : 0) {
-                state.scheduler.enqueue(delivery, user: user, into: &released)
+                state.scheduler.enqueue(delivery, user: user, isBulk: delivery.recipient.isBroadcast, into: &released)
             }
             if let read = state.backlog.readNeeded(for: user) { reads.append(read) }
             state.backlog.endIfDone(user)
