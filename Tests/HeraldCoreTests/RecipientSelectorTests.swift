@@ -65,6 +65,16 @@ import Testing
         }
     }
 
+    /// `validate` refuses what `select` refuses, without a subscription to look at.
+    @Test func validateAgreesWithSelect() throws {
+        let selector = RecipientSelector()
+        try selector.validate(event([(.userId, "0")], type: .message))
+        try selector.validate(event([(.userId, "7")]))
+        #expect(throws: RecipientSelectionError.self) { try selector.validate(event([(.zoneId, "w1")], type: .message)) }
+        #expect(throws: RecipientSelectionError.self) { try selector.validate(event([], type: .system)) }
+        try RecipientSelector(policy: SelectionPolicy(broadcastNonNewsWithoutUserId: true)).validate(event([], type: .system))
+    }
+
     @Test func cultureMatching() throws {
         let subs = [sub("a", "1", culture: "ru-RU"), sub("b", "1", culture: "ru"), sub("c", "1", culture: "en-US"), sub("d", "1", culture: "ru-KZ")]
         #expect(try pick(event([(.userId, "1"), (.cultureId, "ru-ru")]), subs) == ["a/1"])

@@ -56,6 +56,13 @@ public struct RecipientSelector: Sendable {
         let userId: String
     }
 
+    /// Throws what ``select(_:tag:from:)`` would throw for `event` (it has no addressee, or a
+    /// filter the policy refuses) without looking at any subscription: a broadcast sent in
+    /// windows is checked so before it is acknowledged.
+    public func validate(_ event: Event) throws(RecipientSelectionError) {
+        _ = try Criteria(event: event, policy: policy)
+    }
+
     /// Whether `subscription` would receive `event` (ignores the once-per-device rule of
     /// broadcasts).
     public func matches(_ event: Event, tag: String?, subscription: Subscription) throws(RecipientSelectionError) -> Bool {

@@ -130,7 +130,7 @@ struct MessagePlanner: Sendable {
             if candidate.needsEveryone, let inWindows {
                 // Checked as the in-memory path checks it, before it is acknowledged.
                 do throws(RecipientSelectionError) {
-                    _ = try selector.select(event, tag: candidate.metadata.tag, from: [])
+                    try selector.validate(event)
                 } catch {
                     await deadLetter(candidate.message, .noAddressee, error.description, eventId: event.id, messageKey: candidate.messageKey)
                     continue
