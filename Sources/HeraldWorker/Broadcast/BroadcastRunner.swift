@@ -173,10 +173,30 @@ final class BroadcastRunner: Sendable {
 
     private func isHeld(_ messageId: Int64) -> Bool { held.withLock { $0.contains(messageId) } }
 
+    /// Where windows report that they settled (nil: look again, a stop or a rerun's time).
+    private typealias Reports = (stream: AsyncStream<BroadcastWindow.Settled?>, continuation: AsyncStream<BroadcastWindow.Settled?>.Continuation)
+
+    /// One broadcast as its driver knows it: its row, and the windows under way.
+    private struct Drive {
+        let job: Job
+        var broadcast: Broadcast
+        var selector: WindowSelector
+        var open: [Open] = []
+        /// The last device of the last window started.
+        var readCursor: Int64
+        /// The end of the audience was seen.
+        var exhausted = false
+        /// The next window's devices, read while this one is claimed and sent.
+        var next: (after: Int64, page: Task<(subscriptions: [Subscription], last: Int64?)?, Never>)?
+        /// When the row was last written.
+        var recorded = ContinuousClock.now
+
+        var isDone: Bool { exhausted && open.isEmpty }
+    }
+
     /// Sends one broadcast's windows until it is done, its lease is lost, or the worker stops.
     private func drive(_ job: Job) async {
-        var broadcast = job.broadcast
-        let id = broadcast.messageId
+        let id = job.broadcast.messageId
         let reports = AsyncStream<BroadcastWindow.Settled?>.makeStream()
         let wake = stop.onStop { reports.continuation.yield(nil) }
         defer {
@@ -184,108 +204,124 @@ final class BroadcastRunner: Sendable {
             reports.continuation.finish()
         }
         var events = reports.stream.makeAsyncIterator()
-        var selector = WindowSelector(
-            event: job.event, tag: job.metadata.tag, slice: Self.slice(of: broadcast), policy: configuration.selectionPolicy, logger: logger)
-        var open: [Open] = []
-        var readCursor = broadcast.cursor
-        var exhausted = false
-        // The next window's devices are read while this one is claimed and sent.
-        var next: (after: Int64, page: Task<(subscriptions: [Subscription], last: Int64?)?, Never>)?
-        defer { next?.page.cancel() }
-        var recorded = ContinuousClock.now
+        var state = Drive(
+            job: job, broadcast: job.broadcast,
+            selector: WindowSelector(
+                event: job.event, tag: job.metadata.tag, slice: Self.slice(of: job.broadcast), policy: configuration.selectionPolicy, logger: logger),
+            readCursor: job.broadcast.cursor)
+        defer { state.next?.page.cancel() }
         while !stop.isStopping, isHeld(id) {
-            // Fill: at most `broadcastWindows` windows at once.
-            while open.count < configuration.broadcastWindows, !exhausted, !stop.isStopping {
-                let after = readCursor
-                let reading = readPage(after: after, reusing: next)
-                next = nil
-                guard let page = await reading.value else { break }
-                guard let last = page.last else {
-                    exhausted = true
-                    break
-                }
-                next = (last, readPage(after: last))
-                guard let catalog = await retry.run("TemplateCache.catalog", { () async throws(StoreError) in try await store.templateCache.catalog() })
-                else { break }
-                let (recipients, rendered) = selector.select(page.subscriptions, catalog: catalog)
-                // A window after the claimed mark is fresh: the mark moves past it and its
-                // positions are reserved in one statement. One before it may have been under way.
-                let resumed = after < broadcast.claimed
-                var positions: [Int64?]?
-                if last > broadcast.claimed {
-                    let devices = resumed ? [] : recipients.map { $0.subscription.deviceRef ?? -1 }
-                    guard
-                        let claimed = await retry.run(
-                            "BroadcastRepository.claim",
-                            { () async throws(StoreError) in
-                                try await store.broadcasts.claim(id, through: last, holder: holder, positionsFor: devices)
-                            })
-                    else { break }
-                    guard let claimed else {
-                        held.withLock { _ = $0.remove(id) }  // another worker holds it now
-                        break
-                    }
-                    broadcast.claimed = last
-                    if !resumed { positions = claimed }
-                }
-                guard
-                    let window = await start(
-                        job, after: after, through: last, recipients: recipients, rendered: rendered, positions: positions, reports: reports)
-                else { break }
-                open.append(window)
-                readCursor = last
-            }
+            await fill(&state, reports: reports)
             guard isHeld(id) else { break }
-            if exhausted && open.isEmpty {
+            if state.isDone {
                 // The last window was done before the end of the audience was seen.
-                await record(broadcast, finished: true)
+                await record(state.broadcast, finished: true)
                 break
             }
-            // Wait for a window to settle (or a stop, or a rerun's time).
             guard let event = await events.next() else { break }
-            if let settled = event, let index = open.firstIndex(where: { $0.window === settled.window }) {
-                if let until = settled.deferredUntil {
-                    open[index].rerunAt = until
-                    Task { [continuation = reports.continuation] in
-                        try? await Task.sleep(until: until, clock: .continuous)
-                        continuation.yield(nil)
-                    }
-                } else {
-                    open[index].done = true
-                }
-            }
-            for index in open.indices {
-                guard let due = open[index].rerunAt, due <= .now, !stop.isStopping else { continue }
-                let old = open[index]
-                guard
-                    let window = await start(
-                        job, after: old.window.after, through: old.window.through, recipients: old.planned.recipients, rendered: old.planned.rendered,
-                        positions: nil, reports: reports)
-                else { break }
-                open[index] = window
-            }
-            // The cursor moves past the oldest windows that are done.
-            var moved = false
-            while let first = open.first, first.done {
-                broadcast.cursor = first.window.through
-                broadcast.selected += Int64(first.planned.recipients.count)
-                open.removeFirst()
-                moved = true
-            }
-            // Written at most once a second (or at the end): a resume checks the windows after
-            // the written cursor against the journal anyway.
-            if moved, exhausted && open.isEmpty || ContinuousClock.now - recorded >= .seconds(1) {
-                await record(broadcast, finished: exhausted && open.isEmpty)
-                recorded = .now
-            }
+            if let settled = event { note(settled, in: &state, reports: reports) }
+            await rerunDue(&state, reports: reports)
+            await advance(&state)
         }
-        if exhausted && open.isEmpty {
+        if state.isDone {
             held.withLock { _ = $0.remove(id) }
-            logger.info("Broadcast done", metadata: [LogKey.messageKey: "\(broadcast.key)", LogKey.count: "\(broadcast.selected)"])
+            logger.info("Broadcast done", metadata: [LogKey.messageKey: "\(state.broadcast.key)", LogKey.count: "\(state.broadcast.selected)"])
         } else if !stop.isStopping {
             held.withLock { _ = $0.remove(id) }  // its lease was lost
         }
         // Stopping: still held, until ``releaseHeld()``.
+    }
+
+    /// Starts windows until ``WorkerConfiguration/broadcastWindows`` are under way, the audience
+    /// ends, or a step cannot be done now (stopping, the database, the lease lost).
+    private func fill(_ state: inout Drive, reports: Reports) async {
+        let id = state.broadcast.messageId
+        while state.open.count < configuration.broadcastWindows, !state.exhausted, !stop.isStopping {
+            let after = state.readCursor
+            let reading = readPage(after: after, reusing: state.next)
+            state.next = nil
+            guard let page = await reading.value else { return }
+            guard let last = page.last else {
+                state.exhausted = true
+                return
+            }
+            state.next = (last, readPage(after: last))
+            guard let catalog = await retry.run("TemplateCache.catalog", { () async throws(StoreError) in try await store.templateCache.catalog() })
+            else { return }
+            let (recipients, rendered) = state.selector.select(page.subscriptions, catalog: catalog)
+            // A window after the claimed mark is fresh: the mark moves past it and its positions
+            // are reserved in one statement. One before it may have been under way.
+            let resumed = after < state.broadcast.claimed
+            var positions: [Int64?]?
+            if last > state.broadcast.claimed {
+                let devices = resumed ? [] : recipients.map { $0.subscription.deviceRef ?? -1 }
+                guard
+                    let claimed = await retry.run(
+                        "BroadcastRepository.claim",
+                        { () async throws(StoreError) in
+                            try await store.broadcasts.claim(id, through: last, holder: holder, positionsFor: devices)
+                        })
+                else { return }
+                guard let claimed else {
+                    held.withLock { _ = $0.remove(id) }  // another worker holds it now
+                    return
+                }
+                state.broadcast.claimed = last
+                if !resumed { positions = claimed }
+            }
+            guard
+                let window = await start(
+                    state.job, after: after, through: last, recipients: recipients, rendered: rendered, positions: positions, reports: reports)
+            else { return }
+            state.open.append(window)
+            state.readCursor = last
+        }
+    }
+
+    /// A window settled: done, or some deliveries deferred (a provider's breaker, no backlog),
+    /// to be sent again at `deferredUntil`.
+    private func note(_ settled: BroadcastWindow.Settled, in state: inout Drive, reports: Reports) {
+        guard let index = state.open.firstIndex(where: { $0.window === settled.window }) else { return }
+        if let until = settled.deferredUntil {
+            state.open[index].rerunAt = until
+            Task { [continuation = reports.continuation] in
+                try? await Task.sleep(until: until, clock: .continuous)
+                continuation.yield(nil)
+            }
+        } else {
+            state.open[index].done = true
+        }
+    }
+
+    /// Starts again the windows whose deferred deliveries are due.
+    private func rerunDue(_ state: inout Drive, reports: Reports) async {
+        for index in state.open.indices {
+            guard let due = state.open[index].rerunAt, due <= .now, !stop.isStopping else { continue }
+            let old = state.open[index]
+            guard
+                let window = await start(
+                    state.job, after: old.window.after, through: old.window.through, recipients: old.planned.recipients,
+                    rendered: old.planned.rendered, positions: nil, reports: reports)
+            else { return }
+            state.open[index] = window
+        }
+    }
+
+    /// Moves the cursor past the oldest windows that are done; writes the row at most once a
+    /// second (or at the end): a resume checks the windows after the written cursor against the
+    /// journal anyway.
+    private func advance(_ state: inout Drive) async {
+        var moved = false
+        while let first = state.open.first, first.done {
+            state.broadcast.cursor = first.window.through
+            state.broadcast.selected += Int64(first.planned.recipients.count)
+            state.open.removeFirst()
+            moved = true
+        }
+        if moved, state.isDone || ContinuousClock.now - state.recorded >= .seconds(1) {
+            await record(state.broadcast, finished: state.isDone)
+            state.recorded = .now
+        }
     }
 
     /// Gives up the leases of the broadcasts under way here (a graceful stop, once the
@@ -338,8 +374,7 @@ final class BroadcastRunner: Sendable {
     /// Starts one window: its own message, claimed and handed to the engine (`positions`
     /// reserved for a fresh window; nil: checked against the journal first). Nil when stopping.
     private func start(
-        _ job: Job, after: Int64, through: Int64, recipients: [Recipient], rendered: [RenderedNotification], positions: [Int64?]?,
-        reports: (stream: AsyncStream<BroadcastWindow.Settled?>, continuation: AsyncStream<BroadcastWindow.Settled?>.Continuation)
+        _ job: Job, after: Int64, through: Int64, recipients: [Recipient], rendered: [RenderedNotification], positions: [Int64?]?, reports: Reports
     ) async -> Open? {
         guard let connection = await currentConnection() else { return nil }
         let window = BroadcastWindow(after: after, through: through) { reports.continuation.yield($0) }
