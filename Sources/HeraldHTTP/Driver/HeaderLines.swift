@@ -97,20 +97,23 @@ final class HeaderLines {
     }
 
     private func reserveNodes(_ count: Int) -> UnsafeMutablePointer<curl_slist> {
-        if let nodes, nodeCapacity >= count { return nodes }
-        nodes?.deallocate()
-        nodeCapacity = max(count, 16)
-        let fresh = UnsafeMutablePointer<curl_slist>.allocate(capacity: nodeCapacity)
-        nodes = fresh
-        return fresh
+        Self.reserve(count, minimum: 16, in: &nodes, capacity: &nodeCapacity)
     }
 
     private func reserveBytes(_ count: Int) -> UnsafeMutablePointer<UInt8> {
-        if let bytes, byteCapacity >= count { return bytes }
-        bytes?.deallocate()
-        byteCapacity = max(count, 1024)
-        let fresh = UnsafeMutablePointer<UInt8>.allocate(capacity: byteCapacity)
-        bytes = fresh
+        Self.reserve(count, minimum: 1024, in: &bytes, capacity: &byteCapacity)
+    }
+
+    /// `buffer` when it holds `count`, else a new one of at least `minimum` (the old one freed:
+    /// its contents are written anew by every fill).
+    private static func reserve<Element>(
+        _ count: Int, minimum: Int, in buffer: inout UnsafeMutablePointer<Element>?, capacity: inout Int
+    ) -> UnsafeMutablePointer<Element> {
+        if let buffer, capacity >= count { return buffer }
+        buffer?.deallocate()
+        capacity = max(count, minimum)
+        let fresh = UnsafeMutablePointer<Element>.allocate(capacity: capacity)
+        buffer = fresh
         return fresh
     }
 }
