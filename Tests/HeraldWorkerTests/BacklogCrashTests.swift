@@ -14,30 +14,33 @@ import Testing
 /// in-doubt window).
 @Suite("Backlog crash", .timeLimit(.minutes(3)))
 struct BacklogCrashTests {
-    @Test func killNineWhileTheBacklogDrainsThenARestartSendsTheRestInOrder() async throws {
-        try await WorkerFixture.with { fixture in
+    /// Without partitions (the backlog's lock) and with them (the user's partition's owner).
+    @Test(arguments: [0, PartitionTests.partitions])
+    func killNineWhileTheBacklogDrainsThenARestartSendsTheRestInOrder(partitions: Int) async throws {
+        let body: (WorkerFixture) async throws -> Void = { fixture in
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-backlog-crash-\(UUID().uuidString)")
             var configuration = SandboxConfiguration(directory: directory, topics: [ProviderDeliveryTests.topic])
             configuration.responseDelay = .milliseconds(20)
             let sandbox = try await Sandbox.start(configuration)
             defer { try? FileManager.default.removeItem(at: directory) }
             do {
-                try await run(fixture, sandbox)
+                try await run(fixture, sandbox, partitions: partitions)
                 await sandbox.shutdown()
             } catch {
                 await sandbox.shutdown()
                 throw error
             }
         }
+        if partitions > 0 { try await PartitionTests.withPartitionedFixture(body) } else { try await WorkerFixture.with(body) }
     }
 
-    private func run(_ fixture: WorkerFixture, _ sandbox: RunningSandbox) async throws {
+    private func run(_ fixture: WorkerFixture, _ sandbox: RunningSandbox, partitions: Int) async throws {
         let token = TestEvents.apnsToken(41)
         try await fixture.store.devices.importDevices([TestEvents.device("phone", user: "busy", platform: .ios, token: token)])
         let count = 300
         let events = (0..<count).map { TestEvents.xml(users: ["busy"], parameters: ["\($0)", "RUB"], sequence: $0) }
         try await fixture.publish(events)
-        let environment = WorkerProcessEnvironment.make(fixture, extra: ["HERALD_WORKER_THREADS": "4"])
+        let environment = WorkerProcessEnvironment.make(fixture, extra: ["HERALD_WORKER_THREADS": "4", "HERALD_WORKER_PARTITIONS": "\(partitions)"])
         let arguments = ["worker", "--config", sandbox.files.configuration.path]
 
         let first = try HeraldProcess(arguments, environment: environment, outputDirectory: WorkerProcessEnvironment.outputDirectory)
@@ -84,11 +87,16 @@ struct BacklogCrashTests {
         let tail = Array(beforeKill.suffix(repeats.count))
         #expect(repeats.sorted() == tail.sorted() && Set(repeats).count == repeats.count, "repeated \(repeats); the last before the kill: \(tail)")
         #expect(repeats.count <= 10)
+        // With partitions, a copy's journal key names its partition (the user's).
+        let suffix = partitions > 0 ? "#p\(PartitionHash.partition(ofUser: "busy", count: partitions))/\(partitions)" : ""
         for event in events {
-            let rows = try await fixture.store.journal.deliveries(ofMessage: MessageKey(text: DeliveryKey.messageKey(forBody: event)))
+            let rows = try await fixture.store.journal.deliveries(ofMessage: MessageKey(text: DeliveryKey.messageKey(forBody: event) + suffix))
             #expect(rows.map(\.state) == [.sent])
         }
         #expect(try await fixture.depth(fixture.topology.deadLetterQueue) == 0)
+        if partitions > 0 {
+            for queue in PartitionTests.queues(fixture) { #expect(try await fixture.depth(queue) == 0) }
+        }
     }
 
     /// The event's first parameter: its place in the burst.

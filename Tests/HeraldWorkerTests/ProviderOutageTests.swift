@@ -19,17 +19,21 @@ struct ProviderOutageTests {
     /// waiting in memory behind its user's would hold its message, and 20 of them the whole
     /// window: the Android pushes too), every message is acknowledged while APNs is down (the
     /// iPhone deliveries wait in the backlog), and once APNs answers again every iPhone push goes
-    /// out within a probe period, exactly once, each device's three in order.
-    @Test func anAPNsOutageHoldsNeitherTheAndroidPushesNorTheMessages() async throws {
-        try await WorkerFixture.with { fixture in
+    /// out within a probe period, exactly once, each device's three in order. Without partitions
+    /// and with them (each partition's owner queues its users' deliveries).
+    @Test(arguments: [0, PartitionTests.partitions])
+    func anAPNsOutageHoldsNeitherTheAndroidPushesNorTheMessages(partitions: Int) async throws {
+        let body: (WorkerFixture) async throws -> Void = { fixture in
             let users = (0..<30).map { "user-\($0)" }
             try await fixture.store.devices.importDevices(TestEvents.phonePairs(for: users))
             let sender = RecordingSender()
             sender.setDown(.ios, true)
             var configuration = fixture.configuration(lanes: 4, prefetch: 20)
+            configuration.partitions = partitions
             configuration.retryPolicy = RetryPolicy(
                 initialDelay: .milliseconds(100), maxDelay: .milliseconds(300), jitter: 0, maxAttempts: 100, maxElapsed: .seconds(600))
             configuration.circuitBreaker = CircuitBreaker.Policy(minimumFailures: 5, initialOpen: .milliseconds(500), maximumOpen: .seconds(1))
+            let queues = partitions > 0 ? PartitionTests.queues(fixture) : nil
             let rounds = (0..<3).map { round in
                 users.enumerated().map { TestEvents.xml(users: [$0.element], sequence: round * 100 + $0.offset + 1) }
             }
@@ -61,7 +65,7 @@ struct ProviderOutageTests {
                 let iphonesDone = ContinuousClock.now - recovered
                 // The next probe comes within `maximumOpen` (1 s here); then the backlog drains.
                 #expect(iphonesDone < .seconds(5), "the iPhone pushes went out \(iphonesDone) after APNs answered again")
-                try await fixture.waitUntilSettled(worker)
+                try await fixture.waitUntilSettled(worker, queues: queues)
             }
             let iphones = sender.sent.filter { $0.platform == .ios }
             #expect(iphones.count == events.count, "each iPhone push exactly once")
@@ -70,11 +74,14 @@ struct ProviderOutageTests {
                 #expect(positions == Array(1...Int64(rounds.count)), "iphone-\(n) got its pushes in order: \(positions)")
             }
             for n in users.indices {
+                // With partitions, a copy's journal key names its partition (the user's).
+                let suffix = partitions > 0 ? "#p\(PartitionHash.partition(ofUser: users[n], count: partitions))/\(partitions)" : ""
                 let rows = try await fixture.store.journal.deliveries(
-                    ofMessage: MessageKey(text: DeliveryKey.messageKey(forBody: events[n])))
+                    ofMessage: MessageKey(text: DeliveryKey.messageKey(forBody: events[n]) + suffix))
                 #expect(rows.count == 2 && rows.allSatisfy { $0.state == .sent }, "user-\(n): \(rows.map(\.state))")
             }
         }
+        if partitions > 0 { try await PartitionTests.withPartitionedFixture(body) } else { try await WorkerFixture.with(body) }
     }
 
     /// A provider that answers, but only after seconds, holds the lanes as surely as one that

@@ -205,7 +205,7 @@ struct UserBacklogsTests {
         _ = queue(3, of: alice, into: &backlogs)
         let forgotten = backlogs.forget()
         #expect(forgotten.count == 3)
-        #expect(!backlogs.isHeld && !backlogs.has(alice))
+        #expect(!backlogs.holdsAny && !backlogs.has(alice))
         #expect(!backlogs.takes(alice, waiting: 100))
         #expect(!backlogs.holdsBack(alice))
     }
@@ -225,6 +225,41 @@ struct UserBacklogsTests {
         backlogs.suspend()
         backlogs.acquired([(user: bob, lastSeq: 4)])
         #expect(!backlogs.has(alice) && backlogs.has(bob))
+        #expect(backlogs.inMemory == 0)
+    }
+
+    /// With partitions, each partition's users are a scope of their own: held, left and
+    /// forgotten with the partition, the others' untouched.
+    @Test func aPartitionsBacklogIsHeldAndLeftOnItsOwn() throws {
+        var backlogs = UserBacklogs(memoryAllowance: 1, windowSize: 8, partitions: 4)
+        let users = (0..<40).map { OrderingKey(userId: "user-\($0)", platform: .ios) }
+        let mine = try #require(users.first { backlogs.scope(of: $0) == 1 })
+        let other = try #require(users.first { backlogs.scope(of: $0) == 2 })
+        backlogs.acquired([(user: mine, lastSeq: 5)], scope: 1)
+        #expect(backlogs.takes(mine, waiting: 1) && !backlogs.takes(other, waiting: 100), "only the held partition's users queue here")
+        backlogs.acquired([], scope: 2)
+        let queued = queue(3, of: other, into: &backlogs)
+        #expect(queued.compactMap { $0.backlogPlace?.seq } == [6, 7, 8], "after every place read in any scope")
+        #expect(backlogs.take(for: other, room: 1).map(\.position) == [1])
+
+        // Partition 2 is handed over: queued still (its messages settle), nothing more sent.
+        backlogs.leave(scope: 2)
+        #expect(backlogs.queues(other) && !backlogs.holds(other))
+        #expect(backlogs.take(for: other, room: 1).isEmpty)
+        let stillThere = !backlogs.hasLeft(scope: 2), notLeaving = backlogs.hasLeft(scope: 1)
+        #expect(stillThere, "its first delivery is still in the lanes")
+        #expect(notLeaving, "not being left")
+        backlogs.recordQueued(for: other)
+        backlogs.leftTheLanes(other)
+        let waitsForTheRecord = !backlogs.hasLeft(scope: 2)
+        #expect(waitsForTheRecord, "answered, but its row goes only with its durable record")
+        backlogs.recordDone(for: other)
+        let left = backlogs.hasLeft(scope: 2)
+        #expect(left)
+        let dropped = backlogs.forget(scope: 2)
+        #expect(dropped.map(\.position) == [2, 3])
+        #expect(backlogs.holding(other) == nil && !backlogs.has(other))
+        #expect(backlogs.holds(mine) && backlogs.has(mine), "partition 1 untouched")
         #expect(backlogs.inMemory == 0)
     }
 

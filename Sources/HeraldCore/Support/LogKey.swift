@@ -51,6 +51,8 @@ public enum LogKey {
     public static let operation = "herald.operation"
     /// A delivery's outcome.
     public static let outcome = "herald.outcome"
+    /// One partition (a scope of the backlog).
+    public static let partition = "herald.partition"
     /// Worker.partitions.
     public static let partitions = "herald.partitions"
     /// Which partitions a worker claimed, comma-separated (the campaign's evidence of an owner

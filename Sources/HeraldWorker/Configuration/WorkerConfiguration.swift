@@ -104,9 +104,9 @@ public struct WorkerConfiguration: Sendable {
     /// `worker.backlog`: a delivery that would wait behind more than ``backlogAfter`` of its
     /// user's earlier ones (same platform) is queued in the user's backlog in PostgreSQL and its
     /// message acknowledged, so that a busy user holds back nobody else (``HeraldStore/DeliveryBacklog``).
-    /// One worker process at a time holds the backlog (``HeraldStore/BacklogLock``); the others
-    /// keep such deliveries in memory. Without partitions only (with them every delivery waits in
-    /// memory as before).
+    /// One worker process at a time holds the backlog (without partitions:
+    /// ``HeraldStore/BacklogLock``; the others keep such deliveries in memory), or each
+    /// partition's (its owner).
     public var backlog: Bool
     /// How many of a user's deliveries may wait in memory before later ones go to the backlog.
     public var backlogAfter: Int
@@ -115,7 +115,8 @@ public struct WorkerConfiguration: Sendable {
     /// How many queued deliveries of all users together are kept in memory (beyond it they are
     /// read back when their user gets to them): the backlog's memory, whatever its length.
     public var backlogMemory: Int
-    /// How often a worker checks that it still holds the backlog, or tries to take it.
+    /// How often a worker checks that it still holds the backlog, or tries to take it (without
+    /// partitions; with them, the partition's lock says: ``partitionBalanceInterval``).
     public var backlogCheckInterval: Duration
 
     public init(amqp: AMQPConfiguration, topology: HeraldTopology = HeraldTopology()) {
@@ -155,10 +156,6 @@ public struct WorkerConfiguration: Sendable {
         self.backlogMemory = 8_192
         self.backlogCheckInterval = .seconds(2)
     }
-
-    /// Whether this worker queues busy users' deliveries in the backlog (``backlog``, without
-    /// partitions).
-    public var usesBacklog: Bool { backlog && partitions == 0 }
 
     /// The partition queues when ``partitions`` > 0.
     public var partitionLayout: PartitionLayout? {

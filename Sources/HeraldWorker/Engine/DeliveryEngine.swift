@@ -53,6 +53,8 @@ final class DeliveryEngine: Sendable {
         var backlogAfter: Int
         var backlogWindow: Int
         var backlogMemory: Int
+        /// `worker.partitions`: the backlog's scopes (``UserBacklogs/scope(of:)``).
+        var partitions = 0
     }
 
     let mailbox = EngineMailbox()
@@ -73,6 +75,8 @@ final class DeliveryEngine: Sendable {
     /// yet durable: what a stop waits for.
     private let busy = Atomic<Int>(0)
     private let finished = Atomic<Bool>(false)
+    /// Scopes being left whose backlog has nothing in the lanes here any more (``hasLeft(scope:)``).
+    private let left = Mutex<Set<Int>>([])
 
     init(
         settings: Settings, sender: any PushSender, journal: DeliveryJournal, backlog: DeliveryBacklog?, tracker: MessageTracker,
@@ -105,18 +109,29 @@ final class DeliveryEngine: Sendable {
     /// Wakes the loop (a stop began, or ``finish()`` was called).
     func wake() { mailbox.post(.wake) }
 
-    /// This worker holds the backlog now (``HeraldStore/BacklogLock``): these users have
-    /// deliveries queued, up to these places.
-    func backlogAcquired(_ queued: [(user: OrderingKey, lastSeq: Int64)]) { mailbox.post(.backlogAcquired(queued)) }
+    /// This worker holds `scope`'s backlog now (``HeraldStore/BacklogLock``, or its partition's
+    /// lock): these users have deliveries queued, up to these places.
+    func backlogAcquired(_ queued: [(user: OrderingKey, lastSeq: Int64)], scope: Int = 0) {
+        left.withLock { _ = $0.remove(scope) }
+        mailbox.post(.backlogAcquired(scope, queued))
+    }
 
     /// This worker lost the backlog's lock and may take it back (``BacklogKeeper``).
-    func backlogLost() { mailbox.post(.backlogLost) }
+    func backlogLost(scope: Int = 0) { mailbox.post(.backlogLost(scope)) }
 
     /// This worker took the lock back and nobody held it meanwhile.
-    func backlogResumed() { mailbox.post(.backlogResumed) }
+    func backlogResumed(scope: Int = 0) { mailbox.post(.backlogResumed(scope)) }
 
-    /// Another worker holds the backlog now.
-    func backlogGone() { mailbox.post(.backlogGone) }
+    /// `scope`'s partition is being handed over: nothing more of its backlog goes to the lanes,
+    /// and its deliveries waiting there for a retry are dropped (the next owner sends them);
+    /// ``hasLeft(scope:)`` once the rest there is answered.
+    func backlogLeaving(scope: Int) { mailbox.post(.backlogLeaving(scope)) }
+
+    /// Whether `scope`'s backlog, being left, has nothing in the lanes here any more.
+    func hasLeft(scope: Int) -> Bool { left.withLock { $0.contains(scope) } }
+
+    /// Another worker holds `scope`'s backlog now (or will).
+    func backlogGone(scope: Int = 0) { mailbox.post(.backlogGone(scope)) }
 
     /// No more deliveries will come: ``run()`` returns once what runs is recorded (or at once
     /// when aborted).
@@ -146,6 +161,7 @@ final class DeliveryEngine: Sendable {
             }
             writeRecords(&state)
             writeBacklog(&state)
+            if !state.leaving.isEmpty { reportLeft(&state) }
             armTimer(&state)
             if stop.isAborted { break }
             if finished.load(ordering: .relaxed), busy.load(ordering: .relaxed) == 0, state.recordsInFlight == 0, state.records.isEmpty { break }
@@ -196,6 +212,7 @@ final class DeliveryEngine: Sendable {
             state.recordsInFlight -= 1
             let settled = batch.settledDeliveries
             busy.subtract(settled.count, ordering: .relaxed)
+            for delivery in settled where delivery.backlogPlace != nil { state.backlog.recordDone(for: delivery.recipient.orderingKey) }
             if durable {
                 settle(tracker.finish(settled))
             } else {
@@ -212,29 +229,49 @@ final class DeliveryEngine: Sendable {
                 state.backlog.readFailed(for: user)
             }
             state.backlogTouched.insert(user)
-        case .backlogAcquired(let queued):
-            state.backlog.acquired(queued)
-            queueHeldBack(&state)
+        case .backlogAcquired(let scope, let queued):
+            state.leaving.remove(scope)
+            state.backlog.acquired(queued, scope: scope)
+            queueHeldBack(scope, &state)
+            state.backlogTouched.formUnion(queued.map(\.user))
+            logger.info("Holding the backlog", metadata: backlogMetadata(scope, count: queued.count))
+        case .backlogResumed(let scope):
+            state.backlog.resume(scope: scope)
+            queueHeldBack(scope, &state)
             state.backlogTouched.formUnion(state.backlog.users)
-            logger.info("Holding the backlog", metadata: [LogKey.count: "\(queued.count)"])
-        case .backlogResumed:
-            state.backlog.resume()
-            queueHeldBack(&state)
-            state.backlogTouched.formUnion(state.backlog.users)
-            logger.notice("Holding the backlog again", metadata: [LogKey.count: "\(state.backlog.count)"])
-        case .backlogLost:
-            state.backlog.suspend()
+            logger.notice("Holding the backlog again", metadata: backlogMetadata(scope, count: state.backlog.count))
+        case .backlogLost(let scope):
+            state.backlog.suspend(scope: scope)
             logger.warning(
                 "Lost the backlog lock; the new deliveries of users with queued ones wait until it is back",
-                metadata: [LogKey.count: "\(state.backlog.count)"])
-        case .backlogGone:
-            state.backlog.forget()
-            state.backlogTouched.removeAll()
-            for delivery in state.heldBack {
-                state.scheduler.enqueue(delivery, user: delivery.recipient.orderingKey, isBulk: delivery.recipient.isBroadcast, into: &released)
+                metadata: backlogMetadata(scope, count: state.backlog.count))
+        case .backlogLeaving(let scope):
+            state.backlog.leave(scope: scope)
+            state.leaving.insert(scope)
+            // Waiting for a retry, they would hold the handover: the next owner sends them.
+            let partitions = settings.partitions
+            for delivery in state.parked.removeAll(where: {
+                $0.backlogPlace != nil && UserBacklogs.scope(of: $0.recipient.orderingKey, partitions: partitions) == scope
+            }) {
+                delivery.retryDue = nil
+                complete(delivery, state: &state, released: &released)
+                state.waitingChanged = true
             }
-            state.heldBack.removeAll()
-            logger.warning("Another worker holds the backlog; it sends the queued deliveries")
+        case .backlogGone(let scope):
+            state.leaving.remove(scope)
+            state.backlog.forget(scope: scope)
+            let partitions = settings.partitions
+            var stillHeld: [Delivery] = []
+            for delivery in state.heldBack {
+                let user = delivery.recipient.orderingKey
+                guard UserBacklogs.scope(of: user, partitions: partitions) == scope else {
+                    stillHeld.append(delivery)
+                    continue
+                }
+                state.scheduler.enqueue(delivery, user: user, isBulk: delivery.recipient.isBroadcast, into: &released)
+            }
+            state.heldBack = stillHeld
+            logger.notice("Another worker holds the backlog; it sends the queued deliveries", metadata: backlogMetadata(scope, count: nil))
         case .wake:
             break
         }
@@ -324,6 +361,7 @@ final class DeliveryEngine: Sendable {
             }
             queueRecord(delivery, state: .failed, lastError: reason, into: &state)
         }
+        if delivery.backlogPlace != nil { state.backlog.recordQueued(for: delivery.recipient.orderingKey) }
         busy.add(1, ordering: .relaxed)  // until durable
     }
 
@@ -413,7 +451,7 @@ final class DeliveryEngine: Sendable {
             return
         }
         metrics.deferred(key.platform)
-        if state.backlog.isHeld {
+        if state.backlog.queues(user) {
             // Queued first, then the user's waiting ones behind it (before its lane frees them).
             let behind = state.scheduler.removeWaiting(user: user)
             complete(delivery, state: &state, released: &released)
@@ -431,6 +469,11 @@ final class DeliveryEngine: Sendable {
     /// lane goes to others (if it held one; a held delivery is parked already), its user stays
     /// blocked.
     private func waitInMemory(_ delivery: Delivery, until due: ContinuousClock.Instant, state: inout LoopState, released: inout [Lanes.Release]) {
+        if delivery.backlogPlace != nil, state.backlog.holding(delivery.recipient.orderingKey).map({ $0 == .leaving }) ?? true {
+            // Its scope is handed over: the next holder sends it from its row.
+            complete(delivery, state: &state, released: &released)
+            return
+        }
         if let ticket = delivery.ticket, let freed = try? state.scheduler.park(ticket) { released += freed }
         delivery.retryDue = due
         state.parked.insert(delivery, due: due)
@@ -511,7 +554,12 @@ final class DeliveryEngine: Sendable {
             for (release, isAwaited) in zip(pending, awaited) {
                 let delivery = release.item
                 delivery.ticket = release.ticket
-                // A delivery from the backlog is awaited by no message: its row is what waits.
+                // A delivery from the backlog is awaited by no message: its row is what waits,
+                // and the worker that holds it sends it.
+                if delivery.backlogPlace != nil, !isAwaited, state.backlog.holding(delivery.recipient.orderingKey) == nil {
+                    complete(delivery, state: &state, released: &nextReleases)
+                    continue
+                }
                 guard isAwaited || delivery.backlogPlace != nil else {
                     // Its messages were requeued with a lost connection: the user's lane goes
                     // on; the message comes again (here or elsewhere) and claims it anew.
@@ -716,18 +764,41 @@ final class DeliveryEngine: Sendable {
         metrics.abandoned(deliveries.count)
     }
 
-    /// Queues the deliveries held back while the lock was away, in arrival order (behind their
-    /// users' queued ones).
-    private func queueHeldBack(_ state: inout LoopState) {
-        guard !stop.isStopping else { return }
-        for delivery in state.heldBack { queueInBacklog(delivery, user: delivery.recipient.orderingKey, state: &state) }
-        state.heldBack.removeAll()
+    /// Queues `scope`'s deliveries held back while the lock was away, in arrival order (behind
+    /// their users' queued ones).
+    private func queueHeldBack(_ scope: Int, _ state: inout LoopState) {
+        guard !stop.isStopping, !state.heldBack.isEmpty else { return }
+        var stillHeld: [Delivery] = []
+        for delivery in state.heldBack {
+            let user = delivery.recipient.orderingKey
+            if state.backlog.scope(of: user) == scope {
+                queueInBacklog(delivery, user: user, state: &state)
+            } else {
+                stillHeld.append(delivery)
+            }
+        }
+        state.heldBack = stillHeld
+    }
+
+    /// Tells ``hasLeft(scope:)`` about the scopes being left that have nothing in the lanes here.
+    private func reportLeft(_ state: inout LoopState) {
+        let done = state.leaving.filter { state.backlog.hasLeft(scope: $0) }
+        guard !done.isEmpty else { return }
+        state.leaving.subtract(done)
+        left.withLock { $0.formUnion(done) }
+    }
+
+    private func backlogMetadata(_ scope: Int, count: Int?) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [:]
+        if let count { metadata[LogKey.count] = "\(count)" }
+        if settings.partitions > 0 { metadata[LogKey.partition] = "\(scope)" }
+        return metadata
     }
 
     /// Hands the lanes the next queued delivery of each user looked at this turn whose lanes hold
     /// nothing else of it, and starts the reads they need (then those of users whose read waited).
     private func feedFromBacklog(_ state: inout LoopState, released: inout [Lanes.Release]) {
-        guard !state.backlogTouched.isEmpty, state.backlog.isHeld else { return }
+        guard !state.backlogTouched.isEmpty, state.backlog.holdsAny else { return }
         var users = Array(state.backlogTouched)
         state.backlogTouched.removeAll()
         guard !stop.isStopping else { return }
@@ -867,10 +938,14 @@ private struct LoopState {
     var backlogTouched: Set<OrderingKey> = []
     /// New deliveries of users with queued ones, while the lock is away (``UserBacklogs/holdsBack(_:)``).
     var heldBack: [Delivery] = []
+    /// Scopes being left not yet reported as left (``DeliveryEngine/hasLeft(scope:)``).
+    var leaving: Set<Int> = []
 
     init(settings: DeliveryEngine.Settings) {
         scheduler = PerUserScheduler(lanes: settings.lanes)
         gates = ProviderGates(policy: settings.circuitBreaker)
-        backlog = UserBacklogs(memoryAllowance: settings.backlogAfter, windowSize: settings.backlogWindow, memoryBudget: settings.backlogMemory)
+        backlog = UserBacklogs(
+            memoryAllowance: settings.backlogAfter, windowSize: settings.backlogWindow, memoryBudget: settings.backlogMemory,
+            partitions: settings.partitions)
     }
 }

@@ -23,14 +23,17 @@ final class EngineMailbox: Sendable {
         /// A read of a user's backlog ended: its deliveries in order, and the last place read
         /// (nil: nothing was left; a failed read is `nil` deliveries).
         case backlogRead(OrderingKey, [Delivery]?, upTo: Int64?)
-        /// This worker took the backlog: the users with queued deliveries, and their last places.
-        case backlogAcquired([(user: OrderingKey, lastSeq: Int64)])
-        /// This worker lost the backlog.
-        case backlogLost
+        /// This worker took a scope's backlog (``UserBacklogs/scope(of:)``): the users with
+        /// queued deliveries, and their last places.
+        case backlogAcquired(Int, [(user: OrderingKey, lastSeq: Int64)])
+        /// This worker lost the backlog's lock.
+        case backlogLost(Int)
         /// The lock was taken back and nobody held it meanwhile: the backlog goes on as it was.
-        case backlogResumed
-        /// Another worker holds the lock: the backlog is forgotten here.
-        case backlogGone
+        case backlogResumed(Int)
+        /// The scope's partition is being handed over: nothing more is sent from its backlog.
+        case backlogLeaving(Int)
+        /// Another worker holds (or will hold) the scope: its backlog is forgotten here.
+        case backlogGone(Int)
         /// Something to look at: a retry may be due, or the worker is stopping.
         case wake
     }

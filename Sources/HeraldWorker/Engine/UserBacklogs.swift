@@ -8,7 +8,10 @@ import HeraldStore
 /// reads and writes these decisions ask for.
 ///
 /// The rules:
-/// - While this worker holds the backlog (``isHeld``), a delivery goes to its user's backlog
+/// - Users belong to a *scope*: the whole installation without partitions, their partition with
+///   them (``scope(of:)``). A scope's backlog is held by one worker at a time: the holder of
+///   ``HeraldStore/BacklogLock``, or the partition's owner.
+/// - While this worker holds the user's scope (``holds(_:)``), a delivery goes to its user's backlog
 ///   when the user already has one, or has ``memoryAllowance`` deliveries waiting in the lanes
 ///   already; otherwise it goes to the lanes as before (a quiet user costs nothing here).
 /// - Places are numbered in the order deliveries arrive, from one counter for all users that
@@ -31,6 +34,7 @@ import HeraldStore
 struct UserBacklogs {
     /// One user's backlog (per platform).
     private struct Order {
+        let scope: Int
         /// Durable, in place order, not yet handed to the lanes.
         var window: Deque<Delivery> = []
         /// The last place taken into the window (written or read back): reads continue after it.
@@ -73,13 +77,15 @@ struct UserBacklogs {
     let memoryAllowance: Int
     let windowSize: Int
     let memoryBudget: Int
-    /// Whether this worker holds the backlog's lock: not, held, or lost and maybe coming back
-    /// (suspended: what is known stays, nothing is sent or queued, and the users' new deliveries
-    /// wait, ``holdsBack(_:)``).
-    private enum Holding { case none, held, suspended }
-    private var holding = Holding.none
-    var isHeld: Bool { holding == .held }
-    var isSuspended: Bool { holding == .suspended }
+    /// `worker.partitions`; 0: one scope for all users.
+    let partitions: Int
+    /// How this worker holds a scope (absent: not at all). Held: its deliveries are queued and
+    /// sent. Leaving (its partition is being handed over): queued still, so that its messages
+    /// settle, but no more sent (``hasLeft(scope:)``). Suspended (the lock was lost and may come
+    /// back): what is known stays, nothing is sent or queued, and its users' new deliveries wait
+    /// (``holdsBack(_:)``).
+    enum Holding { case held, leaving, suspended }
+    private var holdings: [Int: Holding] = [:]
     /// The place the next queued delivery takes (any user).
     private var nextSeq: Int64 = 1
     private var orders: [OrderingKey: Order] = [:]
@@ -91,11 +97,45 @@ struct UserBacklogs {
     /// Users whose read waits for one of the ``readConcurrency`` reads.
     private var waitingForRead: Deque<OrderingKey> = []
 
-    init(memoryAllowance: Int, windowSize: Int, memoryBudget: Int = .max) {
+    init(memoryAllowance: Int, windowSize: Int, memoryBudget: Int = .max, partitions: Int = 0) {
         self.memoryAllowance = max(1, memoryAllowance)
         self.windowSize = max(1, windowSize)
         self.memoryBudget = max(1, memoryBudget)
+        self.partitions = max(0, partitions)
     }
+
+    /// The scope of `user`: 0 without partitions, else the user's partition.
+    func scope(of user: OrderingKey) -> Int { Self.scope(of: user, partitions: partitions) }
+
+    static func scope(of user: OrderingKey, partitions: Int) -> Int {
+        partitions == 0 ? 0 : PartitionHash.partition(ofUser: user.userId, count: partitions)
+    }
+
+    /// How this worker holds `user`'s scope (nil: not at all).
+    func holding(_ user: OrderingKey) -> Holding? {
+        if let order = orders[user] { return holdings[order.scope] }
+        return holdings.isEmpty ? nil : holdings[scope(of: user)]
+    }
+
+    /// Whether this worker sends `user`'s queued deliveries (holds its scope, not leaving it).
+    func holds(_ user: OrderingKey) -> Bool { holding(user) == .held }
+
+    /// Whether `user`'s deliveries may be queued here: its scope is held, or being left.
+    func queues(_ user: OrderingKey) -> Bool {
+        switch holding(user) {
+        case .held, .leaving: true
+        case .suspended, nil: false
+        }
+    }
+
+    /// Whether this worker holds any scope.
+    var holdsAny: Bool { !holdings.isEmpty }
+
+    /// Users of a scope being left that had a delivery in the lanes then (``leave(scope:)``).
+    private var leavingInLanes: [Int: Set<OrderingKey>] = [:]
+    /// Terminal records of queued deliveries not durable yet, per scope: their rows are still
+    /// in the table, so a handover waits for them (held or not: a record ends either way).
+    private var recording: [Int: Int] = [:]
 
     /// Users with a backlog.
     var count: Int { orders.count }
@@ -103,7 +143,7 @@ struct UserBacklogs {
 
     /// Whether a new delivery of `user` must wait in memory: the backlog is suspended and the
     /// user has deliveries queued, which go first.
-    func holdsBack(_ user: OrderingKey) -> Bool { isSuspended && has(user) }
+    func holdsBack(_ user: OrderingKey) -> Bool { has(user) && holding(user) == .suspended }
 
     func has(_ user: OrderingKey) -> Bool { !orders.isEmpty && orders[user] != nil }
 
@@ -111,12 +151,12 @@ struct UserBacklogs {
     /// to the backlog. Looks nothing up while no user has a backlog and the user waits for
     /// fewer than ``memoryAllowance`` (a quiet worker's every delivery).
     func takes(_ user: OrderingKey, waiting: @autoclosure () -> Int) -> Bool {
-        isHeld && (has(user) || waiting() >= memoryAllowance)
+        holdsAny && (has(user) || waiting() >= memoryAllowance) && queues(user)
     }
 
     /// The place of a delivery queued now (its write begins).
     mutating func place(for user: OrderingKey) -> BacklogPlace {
-        var order = orders[user] ?? Order(readUpTo: 0)
+        var order = orders[user] ?? Order(scope: scope(of: user), readUpTo: 0)
         let seq = nextSeq
         nextSeq += 1
         order.writing += 1
@@ -149,9 +189,10 @@ struct UserBacklogs {
         }
     }
 
-    /// Up to `room` of `user`'s queued deliveries, in order, for the lanes.
+    /// Up to `room` of `user`'s queued deliveries, in order, for the lanes (none unless this
+    /// worker ``holds(_:)`` the user's scope).
     mutating func take(for user: OrderingKey, room: Int) -> [Delivery] {
-        guard room > 0, var order = orders[user], !order.window.isEmpty else { return [] }
+        guard room > 0, var order = orders[user], !order.window.isEmpty, holdings[order.scope] == .held else { return [] }
         var taken: [Delivery] = []
         while taken.count < room, let next = order.window.popFirst() { taken.append(next) }
         inMemory -= taken.count
@@ -169,7 +210,9 @@ struct UserBacklogs {
     /// none is under way and one of the ``readConcurrency`` reads is free (else the user waits
     /// for one: ``usersWaitingForRead()``); marks it under way.
     mutating func readNeeded(for user: OrderingKey) -> Read? {
-        guard var order = orders[user], order.window.isEmpty, order.hasDropped, !order.reading else { return nil }
+        guard var order = orders[user], order.window.isEmpty, order.hasDropped, !order.reading, holdings[order.scope] == .held else {
+            return nil
+        }
         guard readsUnderWay < Self.readConcurrency else {
             if !order.waitsForRead {
                 orders[user]?.waitsForRead = true
@@ -234,14 +277,15 @@ struct UserBacklogs {
         return true
     }
 
-    /// This worker took the backlog: these users have deliveries queued up to these places. The
-    /// first of each may have been sent by the previous holder just before it went.
-    mutating func acquired(_ queued: [(user: OrderingKey, lastSeq: Int64)]) {
+    /// This worker took `scope`'s backlog: these users (of that scope) have deliveries queued up
+    /// to these places. The first of each may have been sent by the previous holder just before
+    /// it went.
+    mutating func acquired(_ queued: [(user: OrderingKey, lastSeq: Int64)], scope: Int = 0) {
         // Taken after another holder (or for the first time): what this worker knew may be stale.
-        if isSuspended || !orders.isEmpty { forget() }
-        holding = .held
+        forget(scope: scope)
+        holdings[scope] = .held
         for (user, lastSeq) in queued {
-            var order = orders[user] ?? Order(readUpTo: 0)
+            var order = orders[user] ?? Order(scope: scope, readUpTo: 0)
             nextSeq = max(nextSeq, lastSeq + 1)
             order.droppedUpTo = max(order.droppedUpTo ?? lastSeq, lastSeq)
             order.headInDoubt = true
@@ -249,27 +293,66 @@ struct UserBacklogs {
         }
     }
 
-    /// This worker lost the lock and may take it back: nothing is sent or queued meanwhile.
-    mutating func suspend() {
-        holding = .suspended
+    /// This worker lost `scope`'s lock and may take it back: nothing is sent or queued meanwhile.
+    mutating func suspend(scope: Int = 0) {
+        holdings[scope] = .suspended
     }
 
-    /// This worker took the lock back and nobody held it meanwhile.
-    mutating func resume() {
-        holding = .held
+    /// This worker took `scope`'s lock back and nobody held it meanwhile.
+    mutating func resume(scope: Int = 0) {
+        holdings[scope] = .held
     }
 
-    /// Another worker holds the backlog: whoever it is sends what is queued. Writes under way
-    /// finish (their messages are acknowledged: the rows exist).
+    /// `scope`'s partition is being handed over: its deliveries are still queued (its messages
+    /// must settle), none sent; no more go to the lanes, so those there now are the last.
+    mutating func leave(scope: Int) {
+        guard holdings[scope] != nil else { return }
+        holdings[scope] = .leaving
+        leavingInLanes[scope] = Set(orders.lazy.filter { $0.value.scope == scope && $0.value.inLanes }.map(\.key))
+    }
+
+    /// Whether nothing of `scope`'s backlog is in the lanes here any more, since ``leave(scope:)``,
+    /// and every record of what was sent is durable (writes under way are its messages', which
+    /// the handover waits for). Looks only at the users that were in the lanes then.
+    mutating func hasLeft(scope: Int) -> Bool {
+        guard var users = leavingInLanes[scope] else { return true }
+        if !users.isEmpty {
+            users = users.filter { orders[$0]?.inLanes == true }
+            leavingInLanes[scope] = users
+        }
+        return users.isEmpty && recording[scope] == nil
+    }
+
+    /// A queued delivery's terminal record is on its way to the journal.
+    mutating func recordQueued(for user: OrderingKey) {
+        recording[scope(of: user), default: 0] += 1
+    }
+
+    /// That record is durable (or given up: the worker is aborting).
+    mutating func recordDone(for user: OrderingKey) {
+        let scope = scope(of: user)
+        let left = (recording[scope] ?? 1) - 1
+        recording[scope] = left > 0 ? left : nil
+    }
+
+    /// Another worker holds `scope`'s backlog (or will): whoever it is sends what is queued.
+    /// Writes under way finish (their messages are acknowledged: the rows exist). Returns the
+    /// deliveries that were in its windows.
     @discardableResult
-    mutating func forget() -> [Delivery] {
-        holding = .none
-        let dropped = orders.values.flatMap { $0.window }
-        orders.removeAll()
-        inMemory = 0
-        readsUnderWay = 0
-        reserved = 0
-        waitingForRead.removeAll()
+    mutating func forget(scope: Int = 0) -> [Delivery] {
+        holdings[scope] = nil
+        leavingInLanes[scope] = nil
+        var dropped: [Delivery] = []
+        for (user, order) in orders where order.scope == scope {
+            dropped += order.window
+            inMemory -= order.window.count
+            if order.reading {
+                readsUnderWay -= 1
+                reserved -= order.readLimit
+            }
+            orders[user] = nil
+        }
+        if !waitingForRead.isEmpty { waitingForRead.removeAll { orders[$0] == nil } }
         return dropped
     }
 

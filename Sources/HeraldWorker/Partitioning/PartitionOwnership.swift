@@ -21,7 +21,10 @@ import Synchronization
 /// already in the pipeline is settled (at most ``WorkerConfiguration/partitionHandoverTimeout``;
 /// those still unsettled then are forgotten, as after a lost connection), then its channel is
 /// closed without cancelling first (``HeraldAMQP/AMQPConsumer/close()``: the broker requeues the
-/// rest at their places), and only then is the lock released. Single active consumer on every
+/// rest at their places), and only then is the lock released. The partition's backlog goes with
+/// it (``PartitionBacklogs``): taken before its consumer starts; at a handover nothing more of it
+/// goes to the lanes, what is there is answered within the same timeout, and it is forgotten
+/// before the lock is released. Single active consumer on every
 /// partition queue stays the broker-side guard: should two processes consume one queue, one of
 /// them stands by.
 ///
@@ -34,6 +37,8 @@ struct PartitionOwnership: Sendable {
     let tracker: MessageTracker
     let metrics: WorkerMetrics
     let owned: OwnedPartitions
+    /// Nil when `worker.backlog` is off.
+    let backlogs: PartitionBacklogs?
     let stop: StopSignal
     let logger: Logger
     /// Feeds one partition consumer's deliveries into the pipeline until its stream ends; must
@@ -71,6 +76,8 @@ struct PartitionOwnership: Sendable {
                 owned.set(Set(readers.keys), logger: logger, layout: layout)
                 guard await stop.sleep(for: configuration.partitionBalanceInterval * Double.random(in: 0.8...1.2)) else { break }
             }
+            // The session ends: its locks go once the connection is closed.
+            for partition in readers.keys { backlogs?.gone(partition) }
         }
         owned.set([], logger: logger, layout: layout)
     }
@@ -95,6 +102,8 @@ struct PartitionOwnership: Sendable {
         for partition in readers.keys.sorted() where view.owners[partition] != view.me {
             if view.owners[partition] == nil, try await locks.take(partition) {
                 view.owners[partition] = view.me
+                // Another process may have held it meanwhile: its backlog is read anew.
+                try await backlogs?.take(partition)
                 continue
             }
             guard await handOver(partition, &readers, session: session) else { return }
@@ -130,6 +139,16 @@ struct PartitionOwnership: Sendable {
     private func start(
         _ partition: Int, _ readers: inout [Int: Reader], group: inout DiscardingTaskGroup, connection: AMQPConnection, inbox: DeliveryInbox
     ) async -> Bool {
+        do throws(StoreError) {
+            // Before the first message: a busy user's queued deliveries go before its new ones.
+            try await backlogs?.take(partition)
+        } catch {
+            logger.warning(
+                "Cannot read the partition's backlog; leaving the partition to the next look",
+                metadata: [LogKey.error: "\(error)", LogKey.queue: "\(layout.queueName(partition))"])
+            try? await locks.release(partition)
+            return true
+        }
         let consumer: AMQPConsumer
         do {
             consumer = try await connection.consume(queue: layout.queueName(partition), prefetch: configuration.prefetch)
@@ -148,10 +167,17 @@ struct PartitionOwnership: Sendable {
     private func handOver(_ partition: Int, _ readers: inout [Int: Reader], session: UInt64) async -> Bool {
         guard let reader = readers.removeValue(forKey: partition) else { return true }
         reader.gate.close()
+        backlogs?.leave(partition)
+        defer { backlogs?.gone(partition) }
         let queue = layout.queueName(partition)
         let deadline = ContinuousClock.now + configuration.partitionHandoverTimeout
-        while tracker.unsettledCount(session: session, queue: queue) > 0, ContinuousClock.now < deadline {
+        while tracker.unsettledCount(session: session, queue: queue) > 0 || !(backlogs?.hasLeft(partition) ?? true), ContinuousClock.now < deadline {
             guard await stop.sleep(for: .milliseconds(20)) else { return false }
+        }
+        if let backlogs, !backlogs.hasLeft(partition) {
+            logger.warning(
+                "Partition handed over with a queued delivery still unanswered; the next owner may send it again",
+                metadata: [LogKey.queue: "\(queue)"])
         }
         let forgotten = tracker.forgetSession(session, queue: queue)
         if forgotten > 0 {

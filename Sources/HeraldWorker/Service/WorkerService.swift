@@ -124,9 +124,10 @@ public final class WorkerService: Service, Sendable {
                 recordBatchSize: configuration.recordBatchSize, recordConcurrency: configuration.recordConcurrency,
                 recordLinger: configuration.recordLinger, recordLingerBelow: configuration.recordLingerBelow,
                 circuitBreaker: configuration.circuitBreaker, backlogAfter: configuration.backlogAfter,
-                backlogWindow: configuration.backlogWindow, backlogMemory: configuration.backlogMemory
+                backlogWindow: configuration.backlogWindow, backlogMemory: configuration.backlogMemory,
+                partitions: configuration.partitions
             ),
-            sender: sender, journal: store.journal, backlog: configuration.usesBacklog ? store.backlog : nil, tracker: tracker,
+            sender: sender, journal: store.journal, backlog: configuration.backlog ? store.backlog : nil, tracker: tracker,
             deadTokens: DeadTokenRegistry(capacity: configuration.deadTokenMemory),
             acknowledger: acknowledger, deferredCopy: DeferredCopy(queueType: configuration.topology.queueType, metrics: metrics, logger: logger),
             metrics: metrics, retry: retry, stop: stopSignal, logger: logger
@@ -153,7 +154,7 @@ public final class WorkerService: Service, Sendable {
         let wakeOnStop = stopSignal.onStop { engine.wake() }
         defer { stopSignal.remove(wakeOnStop) }
         let keeper =
-            configuration.usesBacklog
+            configuration.backlog && configuration.partitions == 0
             ? BacklogKeeper(
                 lock: store.makeBacklogLock(), backlog: store.backlog, engine: engine, interval: configuration.backlogCheckInterval, logger: logger)
             : nil
@@ -290,8 +291,9 @@ public final class WorkerService: Service, Sendable {
             }
             if let layout, let locks {
                 let ownership = PartitionOwnership(
-                    layout: layout, locks: locks, configuration: configuration, tracker: tracker, metrics: metrics, owned: owned, stop: stopSignal,
-                    logger: logger
+                    layout: layout, locks: locks, configuration: configuration, tracker: tracker, metrics: metrics, owned: owned,
+                    backlogs: configuration.backlog ? PartitionBacklogs(backlog: store.backlog, engine: pipeline.engine, layout: layout) : nil,
+                    stop: stopSignal, logger: logger
                 ) { consumer, partition, gate in
                     await self.pump(consumer, queue: consumer.queue, partition: partition, gate: gate, connection: connection, session: session, inbox: inbox)
                 }

@@ -126,10 +126,10 @@ enum RuntimeSettings {
             configuration.circuitBreaker.minimumFailures = failures
             // Waiting in the backlog costs nothing, so a failing provider is probed every few
             // seconds and its deliveries go soon after it answers again; each reopening of the
-            // wait queue (partitions) sends its copies round again, so it waits longer there.
+            // wait queue (no backlog) sends its copies round again, so it waits longer there.
             configuration.circuitBreaker.initialOpen = try settings.duration(.workerCircuitOpen, default: .seconds(2))
             configuration.circuitBreaker.maximumOpen = try settings.duration(
-                .workerCircuitMaxOpen, default: configuration.usesBacklog ? .seconds(4) : .seconds(60))
+                .workerCircuitMaxOpen, default: configuration.backlog ? .seconds(4) : .seconds(60))
             let slow = try settings.duration(.workerCircuitSlow, default: .seconds(1))
             configuration.circuitBreaker.slowAnswer = slow > .zero ? slow : nil
         }

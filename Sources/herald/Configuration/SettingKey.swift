@@ -91,7 +91,7 @@ extension SettingKey {
     static let workerCircuitOpen = SettingKey(
         "worker", "circuit_open", help: "How long an open circuit breaker waits before it probes the provider (default 2s; doubles after each failed probe).")
     static let workerCircuitMaxOpen = SettingKey(
-        "worker", "circuit_max_open", help: "Longest wait between two probes of a failing provider (default 4s with the backlog, 60s with partitions).")
+        "worker", "circuit_max_open", help: "Longest wait between two probes of a failing provider (default 4s with the backlog, 60s without it).")
     static let workerCircuitSlow = SettingKey(
         "worker", "circuit_slow",
         help: "A provider answer slower than this counts as a fault for its circuit breaker; the push itself stays sent (default 1s; 0 = never).")
