@@ -137,6 +137,49 @@ struct PartitionRebalanceTests {
         }
     }
 
+    /// Three workers own 2, 1 and 1; the one owning two loses the database alone (its broker
+    /// connection stays; its sender refuses from then on, so nothing it sent is in doubt).
+    /// PostgreSQL ends its lock session and the others take the locks, but they stand by on the
+    /// queues until it lets go: it hands its partitions over once it has not read the locks for
+    /// ``WorkerConfiguration/partitionUnreachableLimit``, and the others deliver everything.
+    @Test func aWorkerCutFromTheDatabaseAloneHandsItsPartitionsOver() async throws {
+        try await Self.withWorkers(startingThem: false) { fixture, sender, first, second in
+            let database = try await TCPProxy.start(targetHost: "127.0.0.1", targetPort: fixture.database.configuration.port)
+            var storeConfiguration = fixture.store.configuration
+            storeConfiguration.database.host = "127.0.0.1"
+            storeConfiguration.database.port = database.port
+            let victimStore = try Store(configuration: storeConfiguration, logger: fixture.logger)
+            var configuration = first.configuration
+            configuration.partitionUnreachableLimit = .seconds(2)
+            let victim = try WorkerService(configuration: configuration, store: victimStore, sender: sender.source("victim"), logger: fixture.logger)
+            let victimTask = Task { try await victim.run() }
+            let published: Int
+            do {
+                try await waitUntil("the victim owns every partition", timeout: .seconds(20)) { victim.ownedPartitions.count == Self.partitions }
+                published = try await PartitionTests.running([first, second]) {
+                    try await Self.waitForShares([first, second, victim], [1, 1, 2], within: Self.startBound)
+                    return try await Self.publishing(fixture) { publisher in
+                        sender.close(source: "victim")
+                        try await database.shutdown()
+                        try await waitUntil("the victim lets its partitions go", timeout: Self.changeBound) { victim.ownedPartitions.isEmpty }
+                        try await Self.waitForShares([first, second], [2, 2], within: Self.changeBound, after: "cut from the database")
+                        try await Self.settle(publisher, fixture, sender, first, second)
+                    }
+                }
+            } catch {
+                try? await database.shutdown()
+                victimTask.cancel()
+                try? await WorkerFixture.join(victimTask)
+                await victimStore.close()
+                throw error
+            }
+            victimTask.cancel()
+            try await WorkerFixture.join(victimTask)
+            await victimStore.close()
+            return published
+        }
+    }
+
     /// Every worker's lock session is ended (as by a database restart; the rest of the database
     /// stays): each takes its partitions back or hands them over, the shares hold within ``changeBound``,
     /// and no key goes twice or out of order.
@@ -255,7 +298,6 @@ struct PartitionRebalanceTests {
         log("longest pause of a partition: \(longest)")
         #expect(byPartition.count == partitions)
         #expect(longest < changeBound, "a partition's deliveries paused \(longest)")
-        log("longest pause of a partition: \(longest)")
     }
 
     static func log(_ line: String) {

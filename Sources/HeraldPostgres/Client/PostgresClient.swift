@@ -60,9 +60,12 @@ public final class PostgresClient: PostgresQueryable, Sendable {
 
     /// A connection of its own with this client's settings, outside the pool: for a caller that
     /// keeps its statements in order on one session (``PostgresConnection/submit(_:_:proceed:completion:)``).
-    /// It connects on first use; the caller closes it.
-    public func makeDedicatedConnection(label: String) -> PostgresConnection {
-        PostgresConnection(configuration: configuration, logger: logger, label: "\(pool.poolLabel)-\(label)")
+    /// It connects on first use; the caller closes it. `deadPeer`: see
+    /// ``PostgresConfiguration/detectingDeadPeer(within:)``.
+    public func makeDedicatedConnection(label: String, deadPeer: Duration? = nil) -> PostgresConnection {
+        PostgresConnection(
+            configuration: deadPeer.map { configuration.detectingDeadPeer(within: $0) } ?? configuration, logger: logger,
+            label: "\(pool.poolLabel)-\(label)")
     }
 
     /// Runs `body` in a transaction on one pooled connection; see

@@ -29,7 +29,7 @@ public final class BacklogLock: Sendable {
     private let generation = Mutex<Int64?>(nil)
 
     init(client: PostgresClient) {
-        connection = client.makeDedicatedConnection(label: "backlog-lock")
+        connection = client.makeDedicatedConnection(label: "backlog-lock", deadPeer: PartitionLocks.deadPeer)
     }
 
     /// Takes the lock if nobody holds it.

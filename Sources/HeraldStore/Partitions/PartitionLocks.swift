@@ -47,10 +47,13 @@ public final class PartitionLocks: Sendable {
 
     public let keys: Keys
     private let connection: PostgresConnection
+    /// Within about this long of a network cut, PostgreSQL ends a lock session (its locks go to
+    /// the others) and its process's statements fail (it gives its partitions up).
+    static let deadPeer: Duration = .seconds(10)
 
     init(client: PostgresClient, keys: Keys) {
         self.keys = keys
-        connection = client.makeDedicatedConnection(label: "partition-locks")
+        connection = client.makeDedicatedConnection(label: "partition-locks", deadPeer: Self.deadPeer)
     }
 
     /// Reads every member and partition lock of this installation.

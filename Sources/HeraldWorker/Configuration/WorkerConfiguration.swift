@@ -97,6 +97,11 @@ public struct WorkerConfiguration: Sendable {
     /// connection; a delivery being sent then is in doubt). Bounds how long a handover stops
     /// the partition.
     public var partitionHandoverTimeout: Duration
+    /// With partitions: how long a process that cannot read the partition locks (cut from the
+    /// database, alone or not) keeps consuming its partitions before it hands them all over, so
+    /// that the processes that still reach the database take them (its own claims fail, so it
+    /// would deliver nothing). About PostgreSQL's own time to end the cut-off lock session.
+    public var partitionUnreachableLimit: Duration
     /// When a provider (APNs or FCM, per app) counts as failing and how long its deliveries then
     /// wait in the broker (``HeraldCore/CircuitBreaker``); ``HeraldCore/CircuitBreaker/Policy/disabled``
     /// keeps retrying in memory as before.
@@ -149,6 +154,7 @@ public struct WorkerConfiguration: Sendable {
         self.ingestRetryInterval = .seconds(2)
         self.partitionBalanceInterval = .seconds(1)
         self.partitionHandoverTimeout = .seconds(5)
+        self.partitionUnreachableLimit = .seconds(10)
         self.circuitBreaker = CircuitBreaker.Policy()
         self.backlog = true
         self.backlogAfter = 64
@@ -179,7 +185,7 @@ public struct WorkerConfiguration: Sendable {
         }
         guard ingestRetryInterval > .zero else { throw fail("the ingest retry interval must be positive") }
         guard partitionBalanceInterval > .zero else { throw fail("the partition balance interval must be positive") }
-        guard partitionHandoverTimeout >= .zero else { throw fail("durations must not be negative") }
+        guard partitionHandoverTimeout >= .zero, partitionUnreachableLimit >= .zero else { throw fail("durations must not be negative") }
         guard broadcastMemoryLimit >= 0, broadcastWindow >= 1, broadcastWindows >= 1, broadcastLease >= .milliseconds(300) else {
             throw fail("broadcasts: a limit ≥ 0, at least 1 device per window and 1 window, a lease of at least 300 ms")
         }

@@ -57,20 +57,29 @@ struct PartitionOwnership: Sendable {
     func run(connection: AMQPConnection, session: UInt64, inbox: DeliveryInbox) async {
         await withDiscardingTaskGroup { group in
             var readers: [Int: Reader] = [:]
-            var unreachable = false
+            var unreachableSince: ContinuousClock.Instant?
             while !stop.isStopping, !Task.isCancelled {
                 do throws(StoreError) {
                     try await balance(&readers, group: &group, connection: connection, session: session, inbox: inbox)
-                    if unreachable {
-                        unreachable = false
+                    if unreachableSince != nil {
+                        unreachableSince = nil
                         logger.info("Partition locks readable again", metadata: [LogKey.queue: "\(layout.topology.queue)"])
                     }
                 } catch {
-                    if !unreachable {
-                        unreachable = true
+                    let now = ContinuousClock.now
+                    if unreachableSince == nil {
+                        unreachableSince = now
                         logger.warning(
-                            "Cannot read the partition locks; keeping the partitions this worker consumes",
+                            "Cannot read the partition locks; keeping the partitions this worker consumes for now",
                             metadata: [LogKey.error: "\(error)", LogKey.queue: "\(layout.topology.queue)"])
+                    }
+                    if let since = unreachableSince, now - since >= configuration.partitionUnreachableLimit, !readers.isEmpty {
+                        // Cut from the database: its lock session is gone or going, and the
+                        // processes that still reach it take the partitions once we let go.
+                        logger.warning(
+                            "Partition locks unreadable too long; handing over every partition this worker consumes",
+                            metadata: [LogKey.count: "\(readers.count)", LogKey.queue: "\(layout.topology.queue)"])
+                        _ = await handOver(readers.keys.sorted(), &readers, session: session)
                     }
                 }
                 owned.set(Set(readers.keys), logger: logger, layout: layout)
@@ -99,6 +108,7 @@ struct PartitionOwnership: Sendable {
             view = try await locks.view()
         }
         // Consumed without the lock: take it back if it is free, else hand the partition over.
+        var lost: [Int] = []
         for partition in readers.keys.sorted() where view.owners[partition] != view.me {
             if view.owners[partition] == nil, try await locks.take(partition) {
                 view.owners[partition] = view.me
@@ -106,8 +116,9 @@ struct PartitionOwnership: Sendable {
                 try await backlogs?.take(partition)
                 continue
             }
-            guard await handOver(partition, &readers, session: session) else { return }
+            lost.append(partition)
         }
+        guard await handOver(lost, &readers, session: session) else { return }
         // Held without a consumer (a lock kept from the last session).
         for partition in view.mine.sorted() where readers[partition] == nil {
             guard await start(partition, &readers, group: &group, connection: connection, inbox: inbox) else { return }
@@ -120,10 +131,8 @@ struct PartitionOwnership: Sendable {
         case .stay:
             break
         case .release(let partitions):
-            for partition in partitions {
-                guard await handOver(partition, &readers, session: session) else { return }
-                try await locks.release(partition)
-            }
+            guard await handOver(partitions, &readers, session: session) else { return }
+            for partition in partitions { try await locks.release(partition) }
         case .take(let count, let free):
             var taken = 0
             for partition in free.shuffled() where taken < count {
@@ -162,36 +171,44 @@ struct PartitionOwnership: Sendable {
         return true
     }
 
-    /// Hands `partition` over (see the type's documentation); its lock stays for the caller.
+    /// Hands `partitions` over together (see the type's documentation); their locks stay for the caller.
     /// False when stopping or cancelled meanwhile (the session's end closes the connection).
-    private func handOver(_ partition: Int, _ readers: inout [Int: Reader], session: UInt64) async -> Bool {
-        guard let reader = readers.removeValue(forKey: partition) else { return true }
-        reader.gate.close()
-        backlogs?.leave(partition)
-        defer { backlogs?.gone(partition) }
-        let queue = layout.queueName(partition)
+    private func handOver(_ partitions: [Int], _ readers: inout [Int: Reader], session: UInt64) async -> Bool {
+        let leaving = partitions.compactMap { partition in readers.removeValue(forKey: partition).map { (partition, $0) } }
+        guard !leaving.isEmpty else { return true }
+        for (partition, reader) in leaving {
+            reader.gate.close()
+            backlogs?.leave(partition)
+        }
+        defer { for (partition, _) in leaving { backlogs?.gone(partition) } }
+        let queues = leaving.map { layout.queueName($0.0) }
+        let names = queues.joined(separator: ",")
+        func settled() -> Bool {
+            queues.allSatisfy { tracker.unsettledCount(session: session, queue: $0) == 0 }
+                && leaving.allSatisfy { backlogs?.hasLeft($0.0) ?? true }
+        }
         let deadline = ContinuousClock.now + configuration.partitionHandoverTimeout
-        while tracker.unsettledCount(session: session, queue: queue) > 0 || !(backlogs?.hasLeft(partition) ?? true), ContinuousClock.now < deadline {
+        while !settled(), ContinuousClock.now < deadline {
             guard await stop.sleep(for: .milliseconds(20)) else { return false }
         }
-        if let backlogs, !backlogs.hasLeft(partition) {
+        if let backlogs, !leaving.allSatisfy({ backlogs.hasLeft($0.0) }) {
             logger.warning(
                 "Partition handed over with a queued delivery still unanswered; the next owner may send it again",
-                metadata: [LogKey.queue: "\(queue)"])
+                metadata: [LogKey.queue: "\(names)"])
         }
-        let forgotten = tracker.forgetSession(session, queue: queue)
+        let forgotten = queues.reduce(0) { $0 + tracker.forgetSession(session, queue: $1) }
         if forgotten > 0 {
             metrics.requeued(forgotten)
             logger.warning(
                 "Partition handed over with messages not settled in time; they go back to their queue",
-                metadata: [LogKey.queue: "\(queue)", LogKey.count: "\(forgotten)"])
+                metadata: [LogKey.queue: "\(names)", LogKey.count: "\(forgotten)"])
         } else {
             // A settled message's acknowledgement is handed to the connection just after the
             // tracker lets it go (a deferred one's after its copy is confirmed): let it go out
             // before the channel closes, or the message would be delivered again (and skipped).
             guard await stop.sleep(for: Self.acknowledgementGrace) else { return false }
         }
-        try? await reader.consumer.close()
+        for (_, reader) in leaving { try? await reader.consumer.close() }
         return !stop.isStopping && !Task.isCancelled
     }
 
