@@ -20,15 +20,16 @@ dead-letter queue or journal it could not read, a push the providers accepted wi
 journal row, or an order violation without evidence for its cause. A violation of a user's order
 is excused only by evidence about that violation: the broker accepted its late event after the
 later one (the witness queue's order: the publisher sent it again after a lost channel or a
-confirm it gave up on); its late push was deferred by the circuit
-breaker (its journal row seen in state 'deferred'), or partition ownership changed during the
+confirm it gave up on); or partition ownership changed during the
 late push's life (from its publication until it arrived: a worker started, exited or reconnected,
 or the ingest changed hands, from the workers' logs and the campaign's timeline), before the
 later push arrived (OWNER_CHANGE_SLACK), and the two pushes went out on different provider
 connections (the sandbox numbers each TCP connection, and the proxy keeps them one to one, so one
 connection is one process). The workers log that they (re)claimed partitions ("Consuming
 partitions", with counts), not which ones: the owner-change evidence is per process, not per
-partition.
+partition. A circuit breaker excuses nothing: its deliveries wait in the backlog, in order; the
+journal rows the campaign saw `deferred` (sent round the wait queue, where the backlog is off)
+are counted.
 """
 
 import argparse
@@ -48,7 +49,6 @@ IOS_BASE = 0xC0FFEE0000000000
 # The order exceptions docs/architecture.md ("Guarantees") and docs/operations.md ("Scaling
 # out") document, each excused only with its own evidence (explain_violation).
 OWNER_CHANGE = "owner change"
-BREAKER = "deferred by the breaker"
 PUBLISHER = "resent by the publisher"
 # What the workers log when their consumers of the partition queues (or the ingest) end or
 # begin: every connection logs "Consuming" and, with partitions, "Consuming partitions"; a lost
@@ -68,11 +68,6 @@ SCALE_GAP_LIMIT = 5.0
 # line is logged; the old owner logs its lost connection and the campaign notes an exit within
 # a fraction of a second, a claim walk is about 100 ms a partition.
 OWNER_CHANGE_SLACK = 5.0
-# How long after the later push arrived the late push's `deferred` journal row may be recorded:
-# the row is written in the engine's next record batch (milliseconds; longer only while
-# PostgreSQL is away, and then nothing is claimed, so nothing is sent either). The later push
-# goes only once the breaker closed again (2 s or more after it opened).
-DEFERRAL_SLACK = 2.0
 # How much later than an event's push the witness queue's consumer may record it (it reconnects
 # after a broker fault as the workers do).
 WITNESS_SLACK = 10.0
@@ -270,7 +265,7 @@ def load_witness(folder):
 
 def load_deferred(folder):
     """(seq, device id) → when the journal first recorded the delivery deferred, of every one
-    the campaign saw deferred."""
+    the campaign saw deferred (none where the backlog is on)."""
     deferred = {}
     path = folder / "deferred.jsonl"
     if path.exists():
@@ -282,13 +277,12 @@ def load_deferred(folder):
     return deferred
 
 
-def explain_violation(v, deferred, changes, change_times, witness):
+def explain_violation(v, changes, change_times, witness):
     """The evidence that excuses the order violation `v` (its late push arrived after a later
     one), or None. The publisher: the broker accepted the late event's first copy after the
     later event's (the witness queue's order), so the work queue held them in that order; when
     the publisher's publish began says nothing (one it gave up on may have reached the broker,
-    one it began may wait in the client). The breaker: the late push's journal row was seen deferred, recorded
-    before the later push arrived (plus DEFERRAL_SLACK): a deferral after it explains nothing. An owner change: a worker's partition
+    one it began may wait in the client). An owner change: a worker's partition
     consumers or the ingest ended or began after the late push's publication (less a second)
     and before the later push arrived (plus OWNER_CHANGE_SLACK; and before the late one
     arrived), and the two pushes came on different provider connections (one connection is one
@@ -301,9 +295,6 @@ def explain_violation(v, deferred, changes, change_times, witness):
     faithful = late and after and late[1] <= v["arrived"] + WITNESS_SLACK and after[1] <= v["after_arrived"] + WITNESS_SLACK
     if faithful and late[0] > after[0]:
         return PUBLISHER, f"the broker accepted event {v['late_seq']} {late[1] - after[1]:.1f} s after event {v['after_seq']}"
-    deferred_at = deferred.get((v["late_seq"], v["device"]))
-    if deferred_at is not None and deferred_at <= v["after_arrived"] + DEFERRAL_SLACK:
-        return BREAKER, f"event {v['late_seq']} for {v['device']} deferred {v['after_arrived'] - deferred_at:.1f} s before event {v['after_seq']} arrived"
     if v["late_connection"] == v["after_connection"]:
         return None, None
     at = bisect.bisect_left(change_times, v["published"] - 1)
@@ -459,11 +450,10 @@ def analyze(folder: Path, offline=False):
     logs = worker_log_lines(folder)
     changes = ownership_changes(folder, logs)
     change_times = [t for t, _ in changes]
-    deferred = load_deferred(folder)
     by_exception = collections.Counter()
     unexplained = collections.defaultdict(list)
     for v in violations:
-        v["exception"], v["evidence"] = explain_violation(v, deferred, changes, change_times, witness)
+        v["exception"], v["evidence"] = explain_violation(v, changes, change_times, witness)
         by_exception[v["exception"]] += 1
         if v["exception"] is None:
             unexplained[v["device"]].append(v)
@@ -546,6 +536,7 @@ def analyze(folder: Path, offline=False):
         order_violations_unexplained=sum(len(v) for v in unexplained.values()),
         order_violations_unexplained_by_user={device: items for device, items in sorted(unexplained.items())},
         order_violations_explained_examples=[v for v in violations if v["exception"] is not None][:10],
+        deliveries_deferred=len(load_deferred(folder)),
         events_the_witness_missed=None if witness is None else sum(1 for seq in events if seq not in witness),
         events_pushed_before_the_witness_saw_them=None if witness is None else len(
             {seq for (seq, _), t in first_arrival.items() if seq in witness and witness[seq][1] > t + WITNESS_SLACK}
@@ -623,6 +614,7 @@ def render(s):
     explained = ", ".join(f"{c:,} {e}" for e, c in s["order_violations_explained"].items()) or "none"
     w(f"| of which explained by their own evidence | {explained} |")
     w(f"| **order violations without evidence** | **{s['order_violations_unexplained']:,}** |")
+    w(f"| deliveries deferred round the wait queue (journal rows seen `deferred`) | {s.get('deliveries_deferred', 0):,} |")
     missed = s["events_the_witness_missed"]
     w(f"| confirmed events the witness queue did not see | {'not recorded' if missed is None else f'{missed:,}'} |")
     early = s["events_pushed_before_the_witness_saw_them"]
