@@ -106,6 +106,13 @@ public final class TCPProxy: Sendable {
         await severAll()
     }
 
+    /// Cuts every connection and closes each new one at once, while keeping the port: a peer
+    /// that reconnects finds a dead end, never another test's listener that took the port.
+    public func refuseAll() async {
+        registry.close()
+        await severAll()
+    }
+
     public struct ProxyError: Error, CustomStringConvertible {
         public let message: String
         public var description: String { message }

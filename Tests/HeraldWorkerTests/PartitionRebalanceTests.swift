@@ -160,7 +160,7 @@ struct PartitionRebalanceTests {
                     try await Self.waitForShares([first, second, victim], [1, 1, 2], within: Self.startBound)
                     return try await Self.publishing(fixture) { publisher in
                         sender.close(source: "victim")
-                        try await database.shutdown()
+                        await database.refuseAll()
                         try await waitUntil("the victim lets its partitions go", timeout: Self.changeBound) { victim.ownedPartitions.isEmpty }
                         try await Self.waitForShares([first, second], [2, 2], within: Self.changeBound, after: "cut from the database")
                         try await Self.settle(publisher, fixture, sender, first, second)
@@ -176,6 +176,7 @@ struct PartitionRebalanceTests {
             victimTask.cancel()
             try await WorkerFixture.join(victimTask)
             await victimStore.close()
+            try await database.shutdown()
             return published
         }
     }
