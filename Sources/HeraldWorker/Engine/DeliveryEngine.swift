@@ -260,17 +260,9 @@ final class DeliveryEngine: Sendable {
         case .backlogGone(let scope):
             state.leaving.remove(scope)
             state.backlog.forget(scope: scope)
-            let partitions = settings.partitions
-            var stillHeld: [Delivery] = []
-            for delivery in state.heldBack {
-                let user = delivery.recipient.orderingKey
-                guard UserBacklogs.scope(of: user, partitions: partitions) == scope else {
-                    stillHeld.append(delivery)
-                    continue
-                }
-                state.scheduler.enqueue(delivery, user: user, isBulk: delivery.recipient.isBroadcast, into: &released)
+            for delivery in state.takeHeldBack(scope: scope) {
+                state.scheduler.enqueue(delivery, user: delivery.recipient.orderingKey, isBulk: delivery.recipient.isBroadcast, into: &released)
             }
-            state.heldBack = stillHeld
             logger.notice("Another worker holds the backlog; it sends the queued deliveries", metadata: backlogMetadata(scope, count: nil))
         case .wake:
             break
@@ -767,17 +759,8 @@ final class DeliveryEngine: Sendable {
     /// Queues `scope`'s deliveries held back while the lock was away, in arrival order (behind
     /// their users' queued ones).
     private func queueHeldBack(_ scope: Int, _ state: inout LoopState) {
-        guard !stop.isStopping, !state.heldBack.isEmpty else { return }
-        var stillHeld: [Delivery] = []
-        for delivery in state.heldBack {
-            let user = delivery.recipient.orderingKey
-            if state.backlog.scope(of: user) == scope {
-                queueInBacklog(delivery, user: user, state: &state)
-            } else {
-                stillHeld.append(delivery)
-            }
-        }
-        state.heldBack = stillHeld
+        guard !stop.isStopping else { return }
+        for delivery in state.takeHeldBack(scope: scope) { queueInBacklog(delivery, user: delivery.recipient.orderingKey, state: &state) }
     }
 
     /// Tells ``hasLeft(scope:)`` about the scopes being left that have nothing in the lanes here.
@@ -940,6 +923,17 @@ private struct LoopState {
     var heldBack: [Delivery] = []
     /// Scopes being left not yet reported as left (``DeliveryEngine/hasLeft(scope:)``).
     var leaving: Set<Int> = []
+
+    /// Removes and returns `scope`'s held-back deliveries, in arrival order.
+    mutating func takeHeldBack(scope: Int) -> [Delivery] {
+        guard !heldBack.isEmpty else { return [] }
+        var taken: [Delivery] = [], kept: [Delivery] = []
+        for delivery in heldBack {
+            if backlog.scope(of: delivery.recipient.orderingKey) == scope { taken.append(delivery) } else { kept.append(delivery) }
+        }
+        heldBack = kept
+        return taken
+    }
 
     init(settings: DeliveryEngine.Settings) {
         scheduler = PerUserScheduler(lanes: settings.lanes)
