@@ -153,14 +153,14 @@ struct PipelinePiecesTests {
 
     @Test func anInboxDropsWhatItHoldsWhenItsConsumerFails() async throws {
         try await withMessages { message in
-            let inbox = DeliveryInbox()
-            for tag in 1...3 { inbox.put([message(UInt64(tag), 1)]) }
+            let inbox = MessageInbox()
+            for tag in 1...3 { inbox.post(contentsOf: [message(UInt64(tag), 1)]) }
             inbox.end(error: AMQPError(code: .connectionLost, call: "test", message: "severed"))
             #expect(await inbox.take(max: 10) == nil, "requeued by the broker: never processed here")
             #expect(inbox.endError != nil)
 
-            let normal = DeliveryInbox()
-            normal.put([message(4, 1)])
+            let normal = MessageInbox()
+            normal.post(contentsOf: [message(4, 1)])
             normal.end(error: nil)
             #expect(await normal.take(max: 10)?.count == 1, "a cancelled consumer's messages are still ours")
         }

@@ -144,7 +144,8 @@ final class DeliveryEngine: Sendable {
     func run() async {
         var state = LoopState(settings: settings)
         while true {
-            let events = await mailbox.take()
+            // Nil only once its task is cancelled (the worker aborts).
+            guard let events = await mailbox.take() else { break }
             state.now = Date()
             state.clock = ContinuousClock.now
             var released = state.carried
@@ -171,7 +172,7 @@ final class DeliveryEngine: Sendable {
 
     // MARK: Events
 
-    private func handle(_ event: EngineMailbox.Event, state: inout LoopState, released: inout [Lanes.Release]) {
+    private func handle(_ event: EngineEvent, state: inout LoopState, released: inout [Lanes.Release]) {
         switch event {
         case .fanOut(let deliveries):
             for delivery in deliveries {

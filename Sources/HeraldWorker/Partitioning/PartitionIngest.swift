@@ -146,7 +146,7 @@ final class PartitionIngest: Sendable {
     /// stops (returns nil; the caller closes the connection, which requeues what was not
     /// settled).
     private func ingest(_ consumer: AMQPConsumer, connection: AMQPConnection, session: UInt64) async -> (any Error)? {
-        let inbox = DeliveryInbox()
+        let inbox = MessageInbox()
         let token = stop.onStop { inbox.close() }
         defer { stop.remove(token) }
         return await withDiscardingTaskGroup { group in
@@ -155,7 +155,10 @@ final class PartitionIngest: Sendable {
                     var deliveries = consumer.makeAsyncIterator()
                     while let batch = try await deliveries.nextBatch() {
                         self.held.add(batch.count, ordering: .relaxed)
-                        inbox.put(batch.map { TrackedMessage(delivery: $0, queue: configuration.topology.queue, connection: connection, session: session) })
+                        inbox.post(
+                            contentsOf: batch.map {
+                                TrackedMessage(delivery: $0, queue: configuration.topology.queue, connection: connection, session: session)
+                            })
                     }
                     inbox.end(error: nil)
                 } catch {

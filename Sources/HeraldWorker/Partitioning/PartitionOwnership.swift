@@ -54,7 +54,7 @@ struct PartitionOwnership: Sendable {
     /// Balances until the session ends (stopping, or `inbox` ended because a consumer failed:
     /// the caller cancels this task). The locks are left held: the caller releases them once
     /// the connection is closed.
-    func run(connection: AMQPConnection, session: UInt64, inbox: DeliveryInbox) async {
+    func run(connection: AMQPConnection, session: UInt64, inbox: MessageInbox) async {
         await withDiscardingTaskGroup { group in
             var readers: [Int: Reader] = [:]
             var unreachableSince: ContinuousClock.Instant?
@@ -93,7 +93,7 @@ struct PartitionOwnership: Sendable {
 
     /// One look at the locks and what follows from it.
     private func balance(
-        _ readers: inout [Int: Reader], group: inout DiscardingTaskGroup, connection: AMQPConnection, session: UInt64, inbox: DeliveryInbox
+        _ readers: inout [Int: Reader], group: inout DiscardingTaskGroup, connection: AMQPConnection, session: UInt64, inbox: MessageInbox
     ) async throws(StoreError) {
         // A process that owns nothing has no consumer to notice a lost connection: end the
         // session here, so that it releases its member lock and reconnects.
@@ -146,7 +146,7 @@ struct PartitionOwnership: Sendable {
     /// Consumes `partition`'s queue. False when the broker refused (the session then ends: the
     /// lock is released with the others).
     private func start(
-        _ partition: Int, _ readers: inout [Int: Reader], group: inout DiscardingTaskGroup, connection: AMQPConnection, inbox: DeliveryInbox
+        _ partition: Int, _ readers: inout [Int: Reader], group: inout DiscardingTaskGroup, connection: AMQPConnection, inbox: MessageInbox
     ) async -> Bool {
         do throws(StoreError) {
             // Before the first message: a busy user's queued deliveries go before its new ones.

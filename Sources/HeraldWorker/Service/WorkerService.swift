@@ -279,7 +279,7 @@ public final class WorkerService: Service, Sendable {
     private func consume(
         _ sources: [Source], connection: AMQPConnection, session: UInt64, pipeline: Pipeline, locks: PartitionLocks?, deadline: ShutdownDeadline
     ) async -> (any Error)? {
-        let inbox = DeliveryInbox()
+        let inbox = MessageInbox()
         let token = stopSignal.onStop { inbox.close() }
         defer { stopSignal.remove(token) }
         let layout = configuration.partitionLayout
@@ -343,7 +343,7 @@ public final class WorkerService: Service, Sendable {
     /// closes); its normal end (its partition handed over, or the connection closed) ends
     /// nothing else, nor does an error after its gate closed.
     private func pump(
-        _ consumer: AMQPConsumer, queue: String, partition: Int?, gate: PartitionGate?, connection: AMQPConnection, session: UInt64, inbox: DeliveryInbox
+        _ consumer: AMQPConsumer, queue: String, partition: Int?, gate: PartitionGate?, connection: AMQPConnection, session: UInt64, inbox: MessageInbox
     ) async {
         let layout = configuration.partitionLayout
         do {
@@ -367,7 +367,7 @@ public final class WorkerService: Service, Sendable {
                     tracker.register(messages)
                 }
                 metrics.consumed(batch.count)
-                inbox.put(messages)
+                inbox.post(contentsOf: messages)
             }
             if gate == nil { inbox.end(error: nil) }
         } catch {
