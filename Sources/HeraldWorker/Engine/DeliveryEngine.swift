@@ -726,7 +726,7 @@ final class DeliveryEngine: Sendable {
             var durable = false
             if rows.count == deliveries.count {
                 durable =
-                    await retry.run("DeliveryBacklog.enqueue", giveUp: { $0.isAborted }) { () async throws(StoreError) in
+                    await retry.run("DeliveryBacklog.enqueue", giveUp: .aborted) { () async throws(StoreError) in
                         try await backlog.enqueue(rows)
                     } != nil
             }
@@ -855,7 +855,7 @@ final class DeliveryEngine: Sendable {
                 // Outcomes already sent must be written even during a graceful stop; only an
                 // abort gives up.
                 let durable =
-                    await retry.run("DeliveryJournal.record", giveUp: { $0.isAborted }) { () async throws(StoreError) in
+                    await retry.run("DeliveryJournal.record", giveUp: .aborted) { () async throws(StoreError) in
                         try await journal.record(batch.rows)
                     } != nil
                 mailbox.post(.recorded(batch, durable))

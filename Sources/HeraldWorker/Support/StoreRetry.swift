@@ -3,8 +3,8 @@ import HeraldStore
 import Logging
 import Metrics
 
-/// Runs a store call until it succeeds, backing off between failures, or until `giveUp` says
-/// to stop (the worker is stopping or aborting). A transient failure (the database restarting)
+/// Runs a store call until it succeeds, backing off between failures, or until the worker's stop
+/// reaches `giveUp` (stopping, or aborted for the writes a graceful stop waits for). A transient failure (the database restarting)
 /// is logged as a warning, any other as an error; both are retried, because a message whose
 /// deliveries cannot be looked up or recorded must not be acknowledged, and dropping it would
 /// lose it. Each failure counts in `herald_store_errors_total` (the dashboard's and alerts'
@@ -25,12 +25,12 @@ struct StoreRetry: Sendable {
 
     /// The call's value, or nil when it gave up.
     func run<T>(
-        _ operation: String, giveUp: @escaping (StopSignal) -> Bool = { $0.isStopping },
+        _ operation: String, giveUp: StopSignal.Phase = .stopping,
         _ body: () async throws(StoreError) -> T
     ) async -> T? {
         var backoff = Backoff(initial: initialDelay, maximum: maxDelay)
         while true {
-            if giveUp(stop) { return nil }
+            if stop.phase >= giveUp { return nil }
             do {
                 return try await body()
             } catch {
