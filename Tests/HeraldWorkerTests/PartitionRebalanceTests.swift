@@ -97,43 +97,20 @@ struct PartitionRebalanceTests {
     /// Within 10 s the other two own two each.
     @Test func aWorkerKilledHasItsPartitionsTakenOver() async throws {
         try await Self.withWorkers(startingThem: false) { fixture, sender, first, second in
-            let broker = try await TCPProxy.start(targetHost: "127.0.0.1", targetPort: fixture.amqpConfiguration.port)
-            let database = try await TCPProxy.start(targetHost: "127.0.0.1", targetPort: fixture.database.configuration.port)
-            var storeConfiguration = fixture.store.configuration
-            storeConfiguration.database.host = "127.0.0.1"
-            storeConfiguration.database.port = database.port
-            let victimStore = try Store(configuration: storeConfiguration, logger: fixture.logger)
-            var configuration = first.configuration
-            configuration.amqp.port = broker.port
-            let victim = try WorkerService(configuration: configuration, store: victimStore, sender: sender.source("victim"), logger: fixture.logger)
-            let victimTask = Task { try await victim.run() }
-            let published: Int
-            do {
-                try await waitUntil("the victim owns every partition", timeout: .seconds(20)) { victim.ownedPartitions.count == Self.partitions }
-                published = try await PartitionTests.running([first, second]) {
+            try await Self.withVictim(fixture, sender, like: first, proxiedBroker: true) { victim, broker, database in
+                try await PartitionTests.running([first, second]) {
                     try await Self.waitForShares([first, second, victim], [1, 1, 2], within: Self.startBound)
                     // It owned the most when the others joined, so it keeps the remainder.
                     #expect(victim.ownedPartitions.count == 2)
                     return try await Self.publishing(fixture) { publisher in
                         sender.close(source: "victim")
-                        try await broker.shutdown()
+                        try await broker?.shutdown()
                         try await database.shutdown()
                         try await Self.waitForShares([first, second], [2, 2], within: Self.changeBound, after: "killed")
                         try await Self.settle(publisher, fixture, sender, first, second)
                     }
                 }
-            } catch {
-                try? await broker.shutdown()
-                try? await database.shutdown()
-                victimTask.cancel()
-                try? await WorkerFixture.join(victimTask)
-                await victimStore.close()
-                throw error
             }
-            victimTask.cancel()
-            try await WorkerFixture.join(victimTask)
-            await victimStore.close()
-            return published
         }
     }
 
@@ -144,19 +121,9 @@ struct PartitionRebalanceTests {
     /// ``WorkerConfiguration/partitionUnreachableLimit``, and the others deliver everything.
     @Test func aWorkerCutFromTheDatabaseAloneHandsItsPartitionsOver() async throws {
         try await Self.withWorkers(startingThem: false) { fixture, sender, first, second in
-            let database = try await TCPProxy.start(targetHost: "127.0.0.1", targetPort: fixture.database.configuration.port)
-            var storeConfiguration = fixture.store.configuration
-            storeConfiguration.database.host = "127.0.0.1"
-            storeConfiguration.database.port = database.port
-            let victimStore = try Store(configuration: storeConfiguration, logger: fixture.logger)
-            var configuration = first.configuration
-            configuration.partitionUnreachableLimit = .seconds(2)
-            let victim = try WorkerService(configuration: configuration, store: victimStore, sender: sender.source("victim"), logger: fixture.logger)
-            let victimTask = Task { try await victim.run() }
-            let published: Int
-            do {
-                try await waitUntil("the victim owns every partition", timeout: .seconds(20)) { victim.ownedPartitions.count == Self.partitions }
-                published = try await PartitionTests.running([first, second]) {
+            try await Self.withVictim(fixture, sender, like: first, proxiedBroker: false, configure: { $0.partitionUnreachableLimit = .seconds(2) }) {
+                victim, _, database in
+                try await PartitionTests.running([first, second]) {
                     try await Self.waitForShares([first, second, victim], [1, 1, 2], within: Self.startBound)
                     return try await Self.publishing(fixture) { publisher in
                         sender.close(source: "victim")
@@ -166,18 +133,7 @@ struct PartitionRebalanceTests {
                         try await Self.settle(publisher, fixture, sender, first, second)
                     }
                 }
-            } catch {
-                try? await database.shutdown()
-                victimTask.cancel()
-                try? await WorkerFixture.join(victimTask)
-                await victimStore.close()
-                throw error
             }
-            victimTask.cancel()
-            try await WorkerFixture.join(victimTask)
-            await victimStore.close()
-            try await database.shutdown()
-            return published
         }
     }
 
@@ -211,6 +167,43 @@ struct PartitionRebalanceTests {
     }
 
     // MARK: Helpers
+
+    /// A worker configured like `model` whose database connections (and, with `proxiedBroker`,
+    /// its broker connection) go through proxies the test cuts: started, owning every partition,
+    /// while `body` runs; then cancelled, its store closed and its proxies shut down.
+    static func withVictim(
+        _ fixture: WorkerFixture, _ sender: RecordingSender, like model: WorkerService, proxiedBroker: Bool,
+        configure: (inout WorkerConfiguration) -> Void = { _ in },
+        _ body: (_ victim: WorkerService, _ broker: TCPProxy?, _ database: TCPProxy) async throws -> Int
+    ) async throws -> Int {
+        let broker = proxiedBroker ? try await TCPProxy.start(targetHost: "127.0.0.1", targetPort: fixture.amqpConfiguration.port) : nil
+        let database = try await TCPProxy.start(targetHost: "127.0.0.1", targetPort: fixture.database.configuration.port)
+        var storeConfiguration = fixture.store.configuration
+        storeConfiguration.database.host = "127.0.0.1"
+        storeConfiguration.database.port = database.port
+        let victimStore = try Store(configuration: storeConfiguration, logger: fixture.logger)
+        var configuration = model.configuration
+        if let broker { configuration.amqp.port = broker.port }
+        configure(&configuration)
+        let victim = try WorkerService(configuration: configuration, store: victimStore, sender: sender.source("victim"), logger: fixture.logger)
+        let victimTask = Task { try await victim.run() }
+        func cleanUp() async {
+            victimTask.cancel()
+            try? await WorkerFixture.join(victimTask)
+            await victimStore.close()
+            try? await broker?.shutdown()
+            try? await database.shutdown()
+        }
+        do {
+            try await waitUntil("the victim owns every partition", timeout: .seconds(20)) { victim.ownedPartitions.count == partitions }
+            let published = try await body(victim, broker, database)
+            await cleanUp()
+            return published
+        } catch {
+            await cleanUp()
+            throw error
+        }
+    }
 
     static let users = 60
 

@@ -61,7 +61,7 @@ final class MessageTracker: Sendable {
                 for attachment in attachments {
                     switch attachment {
                     case .start(let delivery):
-                        guard !message.forgotten else { continue }
+                        guard message.phase != .forgotten else { continue }
                         // Registered and tested in one lookup (the running one put back: rare).
                         if let running = state.inFlight.updateValue(delivery, forKey: delivery.joinKey) {
                             state.inFlight[delivery.joinKey] = running
@@ -74,12 +74,12 @@ final class MessageTracker: Sendable {
                     case .join(let key):
                         if let pins = state.pins[key] { state.pins[key] = pins > 1 ? pins - 1 : nil }
                         // Gone: it finished (a pinned delivery is never dropped) and is recorded.
-                        guard !message.forgotten, let running = state.inFlight[key] else { continue }
+                        guard message.phase != .forgotten, let running = state.inFlight[key] else { continue }
                         running.waiters.append(message)
                         message.remaining += 1
                     }
                 }
-                message.sealed = true
+                if message.phase == .attaching { message.phase = .sealed }
                 if message.remaining == 0, Self.settle(message, in: &state) { settled.append(message) }
             }
             return (started, settled)
@@ -105,7 +105,7 @@ final class MessageTracker: Sendable {
                 }
                 for message in delivery.waiters {
                     message.remaining -= 1
-                    if message.remaining == 0 && message.sealed && Self.settle(message, in: &state) { settled.append(message) }
+                    if message.remaining == 0 && message.phase == .sealed && Self.settle(message, in: &state) { settled.append(message) }
                 }
                 delivery.waiters.removeAll()
             }
@@ -136,7 +136,7 @@ final class MessageTracker: Sendable {
     func areAwaited(_ deliveries: [Delivery]) -> [Bool] {
         state.withLock { state in
             deliveries.map { delivery in
-                (!state.pins.isEmpty && state.pins[delivery.joinKey] != nil) || delivery.waiters.contains { !$0.forgotten }
+                (!state.pins.isEmpty && state.pins[delivery.joinKey] != nil) || delivery.waiters.contains { $0.phase != .forgotten }
             }
         }
     }
@@ -162,7 +162,7 @@ final class MessageTracker: Sendable {
         state.withLock { state in
             let lost = state.messages.values.filter { $0.session == session && (queue == nil || $0.queue == queue) }
             for message in lost {
-                message.forgotten = true
+                message.phase = .forgotten
                 state.messages[ObjectIdentifier(message)] = nil
             }
             return lost.count
@@ -170,8 +170,10 @@ final class MessageTracker: Sendable {
     }
 
     private static func settle(_ message: TrackedMessage, in state: inout State) -> Bool {
-        guard !message.forgotten, !message.settled else { return false }
-        message.settled = true
+        switch message.phase {
+        case .attaching, .sealed: message.phase = .settled
+        case .settled, .forgotten: return false
+        }
         state.messages[ObjectIdentifier(message)] = nil
         return true
     }

@@ -23,14 +23,16 @@ final class TrackedMessage: @unchecked Sendable {
     /// A broadcast's window: settled, it tells its runner, never the broker.
     let window: BroadcastWindow?
 
+    /// Where it is in its life. Attaching: its deliveries are being attached (fan-out); sealed:
+    /// none will be any more, it waits for ``remaining``; settled: acknowledged (or about to
+    /// be); forgotten: its connection was lost and the broker requeued it, so it is never
+    /// acknowledged here. Only forward: settled and forgotten are final.
+    enum Phase { case attaching, sealed, settled, forgotten }
+
     // Guarded by the MessageTracker's lock.
+    var phase = Phase.attaching
     /// Deliveries it still waits for.
     var remaining = 0
-    /// Fan-out is done: no delivery will be attached any more.
-    var sealed = false
-    /// Its connection was lost: the broker requeued it; never acknowledge it here.
-    var forgotten = false
-    var settled = false
     /// Some of its deliveries were deferred (their provider's circuit breaker was open): settled,
     /// it is republished to its queue's wait queue, to come back at this instant, before it is
     /// acknowledged. Read once settled (the lock's release orders it).
