@@ -63,6 +63,8 @@ struct BenchResult: Codable, Sendable {
         /// The mean of the same, from the histogram's buckets (each 2 % wide).
         var answerMeanMilliseconds: Double?
         var failed: Int?
+        /// Deliveries that waited in their users' backlog (busy users: a broadcast's devices).
+        var queued: Int?
         /// What the run's events should have made (``BenchWorkload/expectedDeliveries(count:salt:spread:)``),
         /// the journal's distinct deliveries of its messages afterwards, and the messages the
         /// worker sent to the dead-letter queue.
@@ -220,6 +222,7 @@ struct BenchResult: Codable, Sendable {
             let label = rounds.count == 1 ? "full pipeline (null sender)" : "full pipeline, round \(index + 1)"
             lines.append(
                 "  \(label.padding(toLength: 31, withPad: " ", startingAt: 0))\(f(round.seconds, 7, 2))  \(f(round.eventRate, 10, 0))  \(f(round.deliveryRate, 13, 0))  \(ratio(round))   \(checked(round))"
+                    + ((round.queued ?? 0) > 0 ? "  (\(round.queued!) waited in a busy user's backlog)" : "")
             )
         }
         if rounds.count >= 5 {

@@ -93,6 +93,7 @@ final class BenchRunner: Sendable {
             run.sandboxCPUMicroseconds = (sandboxAfter - sandboxBefore) / Double(delivered) * 1e6
         }
         run.failed = statistics.failed + statistics.tokenDead
+        run.queued = statistics.queued
         run.deadLetters = statistics.deadLettered
         progress("\(name): checking the journal")
         let check = BenchCheck.compare(
