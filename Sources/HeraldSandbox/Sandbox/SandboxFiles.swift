@@ -58,21 +58,16 @@ public struct SandboxFiles: Sendable, Hashable {
 
     /// Reads credentials written by an earlier start.
     private static func readBack(_ probe: SandboxFiles) throws -> (credentials: SandboxCredentials, certificateChainPEM: String, privateKeyPEM: String) {
-        let data = try Data(contentsOf: probe.manifest)
-        guard let manifest = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let keyID = manifest["key_id"] as? String, let teamID = manifest["team_id"] as? String,
-            let projectID = manifest["project_id"] as? String, let clientEmail = manifest["client_email"] as? String,
-            let privateKeyID = manifest["private_key_id"] as? String
-        else { throw SandboxError(.invalidFiles, detail: "sandbox.json is incomplete") }
-        let files = SandboxFiles(directory: probe.directory, keyID: keyID)
+        let manifest = try SandboxManifest(directory: probe.directory)
+        let files = SandboxFiles(directory: probe.directory, keyID: manifest.keyID)
         let apnsKey = try String(contentsOf: files.apnsKey, encoding: .utf8)
         let secrets = probe.directory.appendingPathComponent(".service-account-key.pem")
         let rsaKey = try String(contentsOf: secrets, encoding: .utf8)
         let chain = try String(contentsOf: files.serverCertificate, encoding: .utf8)
         let key = try String(contentsOf: files.serverKey, encoding: .utf8)
         let credentials = SandboxCredentials(
-            teamID: teamID, keyID: keyID, apnsKeyPEM: apnsKey, projectID: projectID, clientEmail: clientEmail, privateKeyID: privateKeyID,
-            serviceAccountKeyPEM: rsaKey
+            teamID: manifest.teamID, keyID: manifest.keyID, apnsKeyPEM: apnsKey, projectID: manifest.projectID, clientEmail: manifest.clientEmail,
+            privateKeyID: manifest.privateKeyID, serviceAccountKeyPEM: rsaKey
         )
         return (credentials, chain, key)
     }
@@ -122,27 +117,8 @@ public struct SandboxFiles: Sendable, Hashable {
             """
         try Data(yaml.utf8).write(to: configuration, options: .atomic)
 
-        var manifest: [String: Any] = [
-            "apns_url": apnsURL,
-            "fcm_url": fcmURL,
-            "token_uri": tokenURI,
-            "key_id": credentials.keyID,
-            "team_id": credentials.teamID,
-            "topics": topics,
-            "project_id": credentials.projectID,
-            "client_email": credentials.clientEmail,
-            "private_key_id": credentials.privateKeyID,
-            "ca_path": caCertificate.path,
-            "apns_key_path": apnsKey.path,
-            "service_account_path": self.serviceAccount.path,
-            // Lets a benchmark read the sandbox's CPU time from /proc/<pid>/stat.
-            "pid": Int(getpid()),
-            "config_path": configuration.path,
-            "apns_certificate_path": apnsCertificate.path,
-            "apns_certificate_key_path": apnsCertificateKey.path,
-        ]
-        if let recordFile { manifest["record_path"] = recordFile }
-        let manifestData = try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        try (manifestData + Data("\n".utf8)).write(to: self.manifest, options: .atomic)
+        try SandboxManifest(
+            apnsURL: apnsURL, fcmURL: fcmURL, tokenURI: tokenURI, credentials: credentials, topics: topics, files: self, recordPath: recordFile
+        ).write(to: manifest)
     }
 }

@@ -4,6 +4,7 @@ import HTTPTypes
 import HeraldCore
 import HeraldDelivery
 import HeraldHTTP
+import HeraldSandbox
 import Synchronization
 
 /// `herald sender-bench` (hidden): the APNs and FCM senders alone against a running
@@ -63,7 +64,12 @@ struct SenderBenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let manifest = try SandboxManifest(directory: sandbox)
+        let manifest: SandboxManifest
+        do {
+            manifest = try SandboxManifest(directory: URL(fileURLWithPath: sandbox))
+        } catch {
+            throw ValidationError("\(error): start `herald sandbox --dir \(sandbox)` first")
+        }
         let http = HTTPClientConfiguration(maxConnectionsPerHost: connections, tls: .init(caFile: manifest.caPath))
         var apnsConfiguration = APNsConfiguration.token(
             topics: manifest.topics, keyFile: manifest.apnsKeyPath, keyID: manifest.keyID, teamID: manifest.teamID, environment: .sandbox,
@@ -280,39 +286,7 @@ private final class OutcomeCounter: Sendable {
     }
 }
 
-/// What `herald sandbox` wrote into its folder's `sandbox.json`.
-private struct SandboxManifest {
-    let apnsURL: String
-    let fcmURL: String
-    let caPath: String
-    let apnsKeyPath: String
-    let keyID: String
-    let teamID: String
-    let topics: [String]
-    let serviceAccountPath: String
-    let pid: Int32?
-
-    init(directory: String) throws {
-        let path = URL(fileURLWithPath: directory).appendingPathComponent("sandbox.json").path
-        guard let data = FileManager.default.contents(atPath: path),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let apnsURL = object["apns_url"] as? String, let fcmURL = object["fcm_url"] as? String, let caPath = object["ca_path"] as? String,
-            let apnsKeyPath = object["apns_key_path"] as? String, let keyID = object["key_id"] as? String, let teamID = object["team_id"] as? String,
-            let topics = object["topics"] as? [String], let serviceAccountPath = object["service_account_path"] as? String
-        else {
-            throw ValidationError("\(path) is missing or incomplete: start `herald sandbox --dir \(directory)` first")
-        }
-        self.apnsURL = apnsURL
-        self.fcmURL = fcmURL
-        self.caPath = caPath
-        self.apnsKeyPath = apnsKeyPath
-        self.keyID = keyID
-        self.teamID = teamID
-        self.topics = topics
-        self.serviceAccountPath = serviceAccountPath
-        self.pid = (object["pid"] as? Int).map { Int32($0) }
-    }
-
+extension SandboxManifest {
     /// `PUT /_sandbox/response-delay` on the APNs port (the setting is the sandbox's, both ports).
     func setResponseDelay(_ delay: Duration) async throws {
         let client = try HTTPClient(configuration: HTTPClientConfiguration(tls: .init(caFile: caPath)))
