@@ -13,14 +13,16 @@ struct PartitionBacklogs: Sendable {
     let engine: DeliveryEngine
     let layout: PartitionLayout
 
-    /// Reads `partition`'s queued users (the table's orders, filtered by partition) and gives
-    /// the engine its backlog.
-    func take(_ partition: Int) async throws(StoreError) {
-        let queued = try await backlog.orders().compactMap { order -> (user: OrderingKey, lastSeq: Int64)? in
-            guard let user = UserBacklogs.user(order.orderKey), layout.partition(ofUser: user.userId) == partition else { return nil }
-            return (user, order.lastSeq)
+    /// Reads the queued users of `partitions` (the table's orders, in one read, sorted by
+    /// partition) and gives the engine each one's backlog.
+    func take(_ partitions: [Int]) async throws(StoreError) {
+        guard !partitions.isEmpty else { return }
+        var queued: [Int: [(user: OrderingKey, lastSeq: Int64)]] = Dictionary(uniqueKeysWithValues: partitions.map { ($0, []) })
+        for order in try await backlog.orders() {
+            guard let user = UserBacklogs.user(order.orderKey) else { continue }
+            queued[layout.partition(ofUser: user.userId)]?.append((user, order.lastSeq))
         }
-        engine.backlogAcquired(queued, scope: partition)
+        for partition in partitions { engine.backlogAcquired(queued[partition] ?? [], scope: partition) }
     }
 
     /// The handover began: nothing more of `partition`'s backlog goes to the lanes.

@@ -108,21 +108,21 @@ struct PartitionOwnership: Sendable {
             view = try await locks.view()
         }
         // Consumed without the lock: take it back if it is free, else hand the partition over.
-        var lost: [Int] = []
+        var lost: [Int] = [], retaken: [Int] = []
         for partition in readers.keys.sorted() where view.owners[partition] != view.me {
             if view.owners[partition] == nil, try await locks.take(partition) {
                 view.owners[partition] = view.me
-                // Another process may have held it meanwhile: its backlog is read anew.
-                try await backlogs?.take(partition)
-                continue
+                retaken.append(partition)
+            } else {
+                lost.append(partition)
             }
-            lost.append(partition)
         }
+        // Another process may have held them meanwhile: their backlog is read anew.
+        try await backlogs?.take(retaken)
         guard await handOver(lost, &readers, session: session) else { return }
         // Held without a consumer (a lock kept from the last session).
-        for partition in view.mine.sorted() where readers[partition] == nil {
-            guard await start(partition, &readers, group: &group, connection: connection, inbox: inbox) else { return }
-        }
+        let held = view.mine.sorted().filter { readers[$0] == nil }
+        guard await start(held, &readers, group: &group, connection: connection, inbox: inbox) else { return }
         // Just joined (started, reconnected, or the database restarted and every session with
         // it): the others take theirs back first, and see this one as a member, before it
         // takes free partitions at its next look.
@@ -134,40 +134,43 @@ struct PartitionOwnership: Sendable {
             guard await handOver(partitions, &readers, session: session) else { return }
             for partition in partitions { try await locks.release(partition) }
         case .take(let count, let free):
-            var taken = 0
-            for partition in free.shuffled() where taken < count {
-                guard try await locks.take(partition) else { continue }
-                guard await start(partition, &readers, group: &group, connection: connection, inbox: inbox) else { return }
-                taken += 1
+            var taken: [Int] = []
+            for partition in free.shuffled() where taken.count < count {
+                if try await locks.take(partition) { taken.append(partition) }
             }
+            guard await start(taken, &readers, group: &group, connection: connection, inbox: inbox) else { return }
         }
     }
 
-    /// Consumes `partition`'s queue. False when the broker refused (the session then ends: the
-    /// lock is released with the others).
+    /// Consumes the queues of `partitions`, whose locks this process holds, after reading their
+    /// backlog (one read for them all). False when the broker refused (the session then ends:
+    /// the locks are released with the others).
     private func start(
-        _ partition: Int, _ readers: inout [Int: Reader], group: inout DiscardingTaskGroup, connection: AMQPConnection, inbox: MessageInbox
+        _ partitions: [Int], _ readers: inout [Int: Reader], group: inout DiscardingTaskGroup, connection: AMQPConnection, inbox: MessageInbox
     ) async -> Bool {
+        guard !partitions.isEmpty else { return true }
         do throws(StoreError) {
             // Before the first message: a busy user's queued deliveries go before its new ones.
-            try await backlogs?.take(partition)
+            try await backlogs?.take(partitions)
         } catch {
             logger.warning(
-                "Cannot read the partition's backlog; leaving the partition to the next look",
-                metadata: [LogKey.error: "\(error)", LogKey.queue: "\(layout.queueName(partition))"])
-            try? await locks.release(partition)
+                "Cannot read the partitions' backlog; leaving them to the next look",
+                metadata: [LogKey.error: "\(error)", LogKey.queue: "\(partitions.map(layout.queueName).joined(separator: ","))"])
+            for partition in partitions { try? await locks.release(partition) }
             return true
         }
-        let consumer: AMQPConsumer
-        do {
-            consumer = try await connection.consume(queue: layout.queueName(partition), prefetch: configuration.prefetch)
-        } catch {
-            inbox.end(error: error)
-            return false
+        for partition in partitions {
+            let consumer: AMQPConsumer
+            do {
+                consumer = try await connection.consume(queue: layout.queueName(partition), prefetch: configuration.prefetch)
+            } catch {
+                inbox.end(error: error)
+                return false
+            }
+            let gate = PartitionGate()
+            readers[partition] = Reader(consumer: consumer, gate: gate)
+            group.addTask { await pump(consumer, partition, gate) }
         }
-        let gate = PartitionGate()
-        readers[partition] = Reader(consumer: consumer, gate: gate)
-        group.addTask { await pump(consumer, partition, gate) }
         return true
     }
 
