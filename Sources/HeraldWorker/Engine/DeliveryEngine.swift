@@ -209,14 +209,11 @@ final class DeliveryEngine: Sendable {
                 logger.debug("In-doubt delivery found recorded", metadata: metadata(delivery, [LogKey.state: "\(recordedState)"]))
                 state.finishedWithoutRecord.append(delivery)
             }
-        case .recorded(let batch, let durable):
+        case .recorded(let settled, let durable):
             state.recordsInFlight -= 1
-            let settled = batch.settledDeliveries
             busy.subtract(settled.count, ordering: .relaxed)
             for delivery in settled where delivery.backlogPlace != nil { state.backlog.recordDone(for: delivery.recipient.orderingKey) }
-            if durable {
-                settle(tracker.finish(settled))
-            } else {
+            if !durable {
                 // Aborted before the outcome was stored: the message must not be acknowledged.
                 tracker.drop(settled)
                 metrics.abandoned(settled.count)
@@ -858,7 +855,11 @@ final class DeliveryEngine: Sendable {
                     await retry.run("DeliveryJournal.record", giveUp: .aborted) { () async throws(StoreError) in
                         try await journal.record(batch.rows)
                     } != nil
-                mailbox.post(.recorded(batch, durable))
+                // The messages whose last delivery this was are acknowledged from here, not
+                // after a turn of the engine, which only learns that the write ended.
+                let settled = batch.settledDeliveries
+                if durable { self.settle(self.tracker.finish(settled)) }
+                mailbox.post(.recorded(settled, durable))
             }
         }
     }

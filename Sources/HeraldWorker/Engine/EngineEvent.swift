@@ -16,8 +16,10 @@ enum EngineEvent: Sendable {
     case outcome(Delivery, DeliveryOutcome, answerTime: Duration?)
     /// What an in-doubt delivery turned out to be before it was sent again.
     case reconciled(Delivery, InDoubtAnswer)
-    /// A record write ended (true: durable; false: given up, the worker is aborting).
-    case recorded(RecordBatch, Bool)
+    /// A record write ended: the deliveries it settled (their messages are acknowledged by the
+    /// write's task when it is durable), and true if durable (false: given up, the worker is
+    /// aborting).
+    case recorded([Delivery], Bool)
     /// A backlog write ended (true: durable; false: given up, the worker is aborting).
     case backlogWritten([Delivery], Bool)
     /// A read of a user's backlog ended: its deliveries in order, and the last place read
