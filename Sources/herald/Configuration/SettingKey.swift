@@ -98,7 +98,7 @@ extension SettingKey {
     static let workerBacklog = SettingKey(
         "worker", "backlog",
         help:
-            "Queue a busy user's waiting deliveries in PostgreSQL and acknowledge their messages, so that one user's burst holds back nobody else (default true; without worker.partitions)."
+            "Queue a busy user's waiting deliveries in PostgreSQL and acknowledge their messages, so that one user's burst holds back nobody else (default true)."
     )
     static let workerBacklogAfter = SettingKey(
         "worker", "backlog_after", help: "How many of a user's deliveries may wait in memory before the next ones are queued in the backlog (default 64).")
