@@ -9,8 +9,10 @@ extension BenchRunner {
     /// child answering after the shape's delay; the busy users' bursts are published, then the
     /// quiet users' pushes; once every message is settled and the backlog is empty, the
     /// journal and the sandbox's record say when each push went out, in which order, and
-    /// whether every one went out once (``BurstJournal``, ``BurstOrder``).
-    func burst(_ workload: BurstWorkload, lanes: Int) async throws -> BenchResult.Burst {
+    /// whether every one went out once (``BurstJournal``, ``BurstOrder``). `publishFirst`: every
+    /// push is in the broker before the worker starts, so that the bursts are parked all at once
+    /// (a million parked deliveries: `--busy-users 1000 --busy-pushes 1000 --quiet-users 0`).
+    func burst(_ workload: BurstWorkload, lanes: Int, publishFirst: Bool = false) async throws -> BenchResult.Burst {
         let shape = workload.shape
         progress("burst: seeding \(shape.busyUsers + shape.quietUsers) devices")
         let registrations = workload.registrations
@@ -27,7 +29,7 @@ extension BenchRunner {
         var quietPublished = [Date](repeating: .distantFuture, count: shape.quietUsers)
         let started = Date()
         Self.resetPeakRSS()
-        let (_, delivered, statistics) = try await drain(configuration, sender: try sandbox.providerSender(logger: logger)) { worker in
+        func publish() async throws {
             progress("burst: publishing \(shape.busyDeliveries) busy pushes, then \(shape.quietUsers) quiet ones")
             // Small batches: each push's publish time is taken just before its batch.
             for start in stride(from: 0, to: shape.busyDeliveries, by: 500) {
@@ -45,6 +47,10 @@ extension BenchRunner {
                 for q in users { quietPublished[q] = now }
                 try await amqp.publishBatch(users.map { message(workload, .quiet($0), 0, configuration.topology) })
             }
+        }
+        if publishFirst { try await publish() }
+        let (_, delivered, statistics) = try await drain(configuration, sender: try sandbox.providerSender(logger: logger)) { worker in
+            if !publishFirst { try await publish() }
             progress("burst: waiting for \(shape.deliveries) messages to be settled")
             try await Self.wait(until: shape.deliveries, of: { Self.settled(worker) }, what: "the burst's messages")
             progress("burst: waiting for the backlog to drain")

@@ -127,6 +127,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "How long the sandbox takes to answer in the burst run (--burst).")
     var burstDelay: String = "30ms"
 
+    @Flag(help: "Publish every push of the burst run before its worker starts (--burst): the bursts are parked all at once.")
+    var publishFirst = false
+
     @Flag(help: "Delete the rows an earlier run left in the backlog table (and their queued journal rows) instead of refusing to start.")
     var discardBacklog = false
 
@@ -265,7 +268,8 @@ struct BenchCommand: AsyncParsableCommand {
         result.postgres = await runner.probe.postgresSettings()
         runner.progress("PostgreSQL: \(result.postgres?.summary ?? "settings unknown")")
         if burstOnly {
-            result.burst = try await runner.burst(BurstWorkload(runID: workload.runID, shape: burstShape, eventId: eventId), lanes: runner.base.lanes)
+            result.burst = try await runner.burst(
+                BurstWorkload(runID: workload.runID, shape: burstShape, eventId: eventId), lanes: runner.base.lanes, publishFirst: publishFirst)
             result.peakRSSMegabytes = result.burst?.peakRSSMegabytes
             return result
         }
@@ -375,7 +379,8 @@ struct BenchCommand: AsyncParsableCommand {
         // 8. The burst, last: it adds devices of its own.
         if burst || full {
             runner.progress("burst: \(busyUsers) × \(busyPushes) pushes, then \(quietUsers) × 1")
-            result.burst = try await runner.burst(BurstWorkload(runID: workload.runID, shape: burstShape, eventId: eventId), lanes: runner.base.lanes)
+            result.burst = try await runner.burst(
+                BurstWorkload(runID: workload.runID, shape: burstShape, eventId: eventId), lanes: runner.base.lanes, publishFirst: publishFirst)
         }
 
         // The phases that measure their own peak reset the high-water mark: the run's is the
