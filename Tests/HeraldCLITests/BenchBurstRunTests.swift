@@ -17,13 +17,15 @@ struct BenchBurstRunTests {
         return environment
     }
 
-    @Test(.requires(.rabbitMQ, .postgreSQL))
-    func aBurstRunChecksOrderAndCountsAndPrintsItsFigures() async throws {
+    /// Published while the worker runs, and (`--publish-first`) all before it starts.
+    @Test(.requires(.rabbitMQ, .postgreSQL), arguments: [false, true])
+    func aBurstRunChecksOrderAndCountsAndPrintsItsFigures(publishFirst: Bool) async throws {
         try await TestDatabase.with { client, database in
             let environment = try prepare(database)
             // 150 pushes: more than worker.backlog_after (64), so the burst goes through the backlog.
             let bench = try HeraldCLI.run(
-                ["bench", "--burst", "--busy-users", "2", "--busy-pushes", "150", "--quiet-users", "20", "--burst-delay", "2ms", "--json"],
+                ["bench", "--burst", "--busy-users", "2", "--busy-pushes", "150", "--quiet-users", "20", "--burst-delay", "2ms", "--json"]
+                    + (publishFirst ? ["--publish-first"] : []),
                 environment: environment, timeout: .seconds(240))
             #expect(bench.status == 0, "\(bench.stderr)")
             let json = try #require(try JSONSerialization.jsonObject(with: Data(bench.stdout.utf8)) as? [String: Any], "\(bench.stdout)")
