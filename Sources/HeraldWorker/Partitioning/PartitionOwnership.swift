@@ -66,14 +66,14 @@ struct PartitionOwnership: Sendable {
                         logger.info("Partition locks readable again", metadata: [LogKey.queue: "\(layout.topology.queue)"])
                     }
                 } catch {
-                    let now = ContinuousClock.now
+                    let now = ContinuousClock.now, since = unreachableSince ?? now
                     if unreachableSince == nil {
                         unreachableSince = now
                         logger.warning(
                             "Cannot read the partition locks; keeping the partitions this worker consumes for now",
                             metadata: [LogKey.error: "\(error)", LogKey.queue: "\(layout.topology.queue)"])
                     }
-                    if let since = unreachableSince, now - since >= configuration.partitionUnreachableLimit, !readers.isEmpty {
+                    if now - since >= configuration.partitionUnreachableLimit, !readers.isEmpty {
                         // Cut from the database: its lock session is gone or going, and the
                         // processes that still reach it take the partitions once we let go.
                         logger.warning(
