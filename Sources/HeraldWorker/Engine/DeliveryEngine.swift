@@ -162,7 +162,7 @@ final class DeliveryEngine: Sendable {
             }
             writeRecords(&state)
             writeBacklog(&state)
-            if !state.leaving.isEmpty { reportLeft(&state) }
+            if state.backlog.isLeaving { reportLeft(&state) }
             armTimer(&state)
             if stop.isAborted { break }
             if finished.load(ordering: .relaxed), busy.load(ordering: .relaxed) == 0, state.recordsInFlight == 0, state.records.isEmpty { break }
@@ -228,7 +228,6 @@ final class DeliveryEngine: Sendable {
             }
             state.backlogTouched.insert(user)
         case .backlogAcquired(let scope, let queued):
-            state.leaving.remove(scope)
             state.backlog.acquired(queued, scope: scope)
             queueHeldBack(scope, &state)
             state.backlogTouched.formUnion(queued.map(\.user))
@@ -245,7 +244,6 @@ final class DeliveryEngine: Sendable {
                 metadata: backlogMetadata(scope, count: state.backlog.count))
         case .backlogLeaving(let scope):
             state.backlog.leave(scope: scope)
-            state.leaving.insert(scope)
             // Waiting for a retry, they would hold the handover: the next owner sends them.
             let partitions = settings.partitions
             for delivery in state.parked.removeAll(where: {
@@ -256,7 +254,6 @@ final class DeliveryEngine: Sendable {
                 state.waitingChanged = true
             }
         case .backlogGone(let scope):
-            state.leaving.remove(scope)
             state.backlog.forget(scope: scope)
             for delivery in state.takeHeldBack(scope: scope) {
                 state.scheduler.enqueue(delivery, user: delivery.recipient.orderingKey, isBulk: delivery.recipient.isBroadcast, into: &released)
@@ -763,9 +760,8 @@ final class DeliveryEngine: Sendable {
 
     /// Tells ``hasLeft(scope:)`` about the scopes being left that have nothing in the lanes here.
     private func reportLeft(_ state: inout LoopState) {
-        let done = state.leaving.filter { state.backlog.hasLeft(scope: $0) }
+        let done = state.backlog.takeLeftScopes()
         guard !done.isEmpty else { return }
-        state.leaving.subtract(done)
         left.withLock { $0.formUnion(done) }
     }
 
@@ -923,9 +919,6 @@ private struct LoopState {
     var backlogTouched: Set<OrderingKey> = []
     /// New deliveries of users with queued ones, while the lock is away (``UserBacklogs/holdsBack(_:)``).
     var heldBack: [Delivery] = []
-    /// Scopes being left not yet reported as left (``DeliveryEngine/hasLeft(scope:)``).
-    var leaving: Set<Int> = []
-
     /// Removes and returns `scope`'s held-back deliveries, in arrival order.
     mutating func takeHeldBack(scope: Int) -> [Delivery] {
         guard !heldBack.isEmpty else { return [] }

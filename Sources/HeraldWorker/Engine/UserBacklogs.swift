@@ -306,7 +306,10 @@ struct UserBacklogs {
     /// `scope`'s partition is being handed over: its deliveries are still queued (its messages
     /// must settle), none sent; no more go to the lanes, so those there now are the last.
     mutating func leave(scope: Int) {
-        guard holdings[scope] != nil else { return }
+        guard holdings[scope] != nil else {
+            leavingInLanes[scope] = []  // nothing of it here: left at once
+            return
+        }
         holdings[scope] = .leaving
         leavingInLanes[scope] = Set(orders.lazy.filter { $0.value.scope == scope && $0.value.inLanes }.map(\.key))
     }
@@ -321,6 +324,16 @@ struct UserBacklogs {
             leavingInLanes[scope] = users
         }
         return users.isEmpty && recording[scope] == nil
+    }
+
+    /// Whether a scope is being left and not yet reported left (``takeLeftScopes()``).
+    var isLeaving: Bool { !leavingInLanes.isEmpty }
+
+    /// The scopes being left that ``hasLeft(scope:)`` now, each reported once.
+    mutating func takeLeftScopes() -> [Int] {
+        let done = leavingInLanes.keys.filter { hasLeft(scope: $0) }
+        for scope in done { leavingInLanes[scope] = nil }
+        return done
     }
 
     /// A queued delivery's terminal record is on its way to the journal.
