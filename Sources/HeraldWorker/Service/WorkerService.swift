@@ -119,7 +119,7 @@ public final class WorkerService: Service, Sendable {
     public func run() async throws {
         store.start()
         let engine = DeliveryEngine(
-            settings: DeliveryEngine.Settings(
+            settings: EngineCore.Settings(
                 lanes: configuration.lanes, policy: configuration.retryPolicy, builder: configuration.payloadBuilder,
                 recordBatchSize: configuration.recordBatchSize, recordConcurrency: configuration.recordConcurrency,
                 recordLinger: configuration.recordLinger, recordLingerBelow: configuration.recordLingerBelow,
