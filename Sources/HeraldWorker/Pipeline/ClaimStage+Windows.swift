@@ -13,7 +13,7 @@ extension ClaimStage {
         let context = MessageContext(
             event: planned.event, metadata: planned.metadata, key: planned.key, journalId: messageId, publishedAt: planned.publishedAt)
         let make = { (offset: Int, position: Int64, attempts: Int, hasPendingRow: Bool, inDoubt: Bool) in
-            delivery(context, planned, offset, position, attempts, hasPendingRow: hasPendingRow, inDoubt: inDoubt)
+            planned.delivery(context, offset: offset, position: position, attempts: attempts, hasPendingRow: hasPendingRow, inDoubt: inDoubt)
         }
         var attachments: [MessageTracker.Attachment] = []
         var skipped = 0

@@ -15,8 +15,8 @@ import Logging
 ///    to the ``BroadcastRunner``, which sends it in windows);
 /// 4. select the recipients and render every (culture, platform) they need, plus the default
 ///    culture on every platform the event has a template for, so that a bad message is refused
-///    whoever subscribes; any render error → the whole message to the dead-letter queue before
-///    anything is sent; no recipient → acknowledged.
+///    whoever subscribes (``PlanningRules``, which decides without I/O); any render error → the
+///    whole message to the dead-letter queue before anything is sent; no recipient → acknowledged.
 ///
 /// A partition copy (`worker.partitions` > 0) carries a ``PartitionSlice``: only its users'
 /// subscriptions are read and selected (for a broadcast, the devices whose selected subscription
@@ -35,28 +35,6 @@ struct MessagePlanner: Sendable {
     let broadcasts: BroadcastRunner?
     let metrics: WorkerMetrics
     let retry: StoreRetry
-
-    /// A decoded message of known event.
-    private struct Candidate {
-        let message: TrackedMessage
-        let event: Event
-        let metadata: EventMetadata
-        let messageKey: String
-        /// The event's users this message delivers to (those of its partition, for a copy).
-        let users: [String]
-        /// A broadcast, or an event without users: selected from every subscription.
-        let needsEveryone: Bool
-
-        init(message: TrackedMessage, event: Event, metadata: EventMetadata, messageKey: String) {
-            self.message = message
-            self.event = event
-            self.metadata = metadata
-            self.messageKey = messageKey
-            let userIds = event.userIds
-            needsEveryone = userIds.isEmpty || event.isBroadcast
-            users = message.slice.map { slice in userIds.filter { slice.contains(user: $0) } } ?? userIds
-        }
-    }
 
     /// Where the chunk's users' subscriptions come from: the broadcast audience while it is
     /// current (it then answers as the database would, and a lookup copies nothing), otherwise
@@ -80,7 +58,7 @@ struct MessagePlanner: Sendable {
 
     /// The subscriptions of the targeted candidates' users (none read when there are none);
     /// nil when stopping.
-    private func subscriptions(of candidates: [Candidate]) async -> UserSubscriptions? {
+    private func subscriptions(of candidates: [PlanCandidate]) async -> UserSubscriptions? {
         if let current = audience.current(), current.indexesUsers { return .audience(current) }
         var users = Set<String>()
         for candidate in candidates where !candidate.needsEveryone { users.formUnion(candidate.users) }
@@ -98,13 +76,13 @@ struct MessagePlanner: Sendable {
         }
 
         // 1–2: decode, find the event.
-        var candidates: [Candidate] = []
+        var candidates: [PlanCandidate] = []
         candidates.reserveCapacity(chunk.count)
         for message in chunk {
             let messageKey = IncomingMessage.messageKey(message.delivery)
             switch EventAdmission.admit(message.delivery, decoded: message.decoded, decoder: configuration.decoder, catalog: catalog) {
             case .admitted(let event, let metadata):
-                candidates.append(Candidate(message: message, event: event, metadata: metadata, messageKey: messageKey))
+                candidates.append(PlanCandidate(message: message, event: event, metadata: metadata, messageKey: messageKey))
             case .refused(let code, let reason, let eventId):
                 await deadLetter(message, code, reason, eventId: eventId, messageKey: messageKey)
             }
@@ -121,92 +99,29 @@ struct MessagePlanner: Sendable {
         }
         let inWindows = everyone == nil ? broadcasts : nil
 
-        // 4: select and render.
-        let selector = RecipientSelector(policy: configuration.selectionPolicy)
+        // 4: select and render (``PlanningRules``), then carry out each verdict.
+        let rules = PlanningRules(selector: RecipientSelector(policy: configuration.selectionPolicy), catalog: catalog)
         var planned: [PlannedMessage] = []
         planned.reserveCapacity(candidates.count)
         for candidate in candidates {
-            let event = candidate.event
-            if candidate.needsEveryone, let inWindows {
-                // Checked as the in-memory path checks it, before it is acknowledged.
-                do throws(RecipientSelectionError) {
-                    try selector.validate(event)
-                } catch {
-                    await deadLetter(candidate.message, .noAddressee, error.description, eventId: event.id, messageKey: candidate.messageKey)
-                    continue
-                }
-                do throws(TemplateError) {
-                    try catalog.validateInDefaultCulture(event)
-                } catch {
-                    await deadLetter(
-                        candidate.message, DeadLetterCode.forTemplateError(error), error.description, eventId: event.id, messageKey: candidate.messageKey)
-                    continue
-                }
-                await inWindows.begin(
-                    candidate.message, event: event, metadata: candidate.metadata,
-                    key: MessageKey(text: candidate.messageKey, partitionSuffix: candidate.message.slice?.journalSuffix ?? ""))
-                continue
+            let verdict: PlanVerdict
+            if candidate.needsEveryone, inWindows != nil {
+                verdict = rules.checkForWindows(candidate)
+            } else {
+                let pool = candidate.needsEveryone ? ArraySlice(everyone?.candidates(for: candidate.event) ?? []) : byUser.of(candidate.users)
+                verdict = rules.plan(candidate, from: pool)
             }
-            let pool = candidate.needsEveryone ? ArraySlice(everyone?.candidates(for: event) ?? []) : byUser.of(candidate.users)
-            var recipients: [Recipient]
-            do {
-                recipients = try selector.select(event, tag: candidate.metadata.tag, from: pool)
-                if let slice = candidate.message.slice {
-                    // A broadcast is selected from every device (once per device, through the
-                    // first matching subscription) and then kept by the partition of that
-                    // subscription's user, which is also its ordering lane: each device once,
-                    // across all partitions.
-                    recipients.removeAll { !slice.contains(user: $0.subscription.userId) }
-                }
-            } catch {
-                await deadLetter(candidate.message, .noAddressee, error.description, eventId: event.id, messageKey: candidate.messageKey)
-                continue
-            }
-            var rendered: [RenderedNotification] = []
-            rendered.reserveCapacity(recipients.count)
-            do throws(TemplateError) {
-                // Renders per (culture, platform), looked up by the subscription's exact culture
-                // string first (one culture per event is the common case).
-                var renders: [(culture: String, platform: Platform, text: RenderedNotification)] = []
-                for recipient in recipients {
-                    let culture = recipient.subscription.culture, platform = recipient.subscription.platform
-                    if let hit = renders.first(where: { $0.platform == platform && $0.culture == culture }) {
-                        rendered.append(hit.text)
-                        continue
-                    }
-                    let lowered = culture.lowercased()
-                    let text: RenderedNotification
-                    if let hit = renders.first(where: { $0.platform == platform && $0.culture.lowercased() == lowered }) {
-                        text = hit.text
-                    } else {
-                        text = try catalog.render(event, culture: culture, platform: platform)
-                    }
-                    renders.append((culture, platform, text))
-                    rendered.append(text)
-                }
-                try catalog.validateInDefaultCulture(event)
-            } catch {
-                await deadLetter(
-                    candidate.message, DeadLetterCode.forTemplateError(error), error.description, eventId: event.id, messageKey: candidate.messageKey)
-                continue
-            }
-            if recipients.isEmpty {
+            switch verdict {
+            case .planned(let message):
+                planned.append(message)
+            case .noRecipients:
                 metrics.noRecipients()
                 settle(candidate.message)
-                continue
+            case .refused(let code, let reason):
+                await deadLetter(candidate.message, code, reason, eventId: candidate.event.id, messageKey: candidate.messageKey)
+            case .inWindows:
+                await inWindows?.begin(candidate.message, event: candidate.event, metadata: candidate.metadata, key: candidate.key)
             }
-            let delivery = candidate.message.delivery
-            let mayBeKnown =
-                delivery.redelivered || delivery.properties.headers[DeadLetterHeaders.replayed] != nil
-                || delivery.properties.headers[DeferredCopy.countHeader] != nil
-            let dropsRepeats = IncomingMessage.avoidsDuplication(delivery) && !mayBeKnown
-            planned.append(
-                PlannedMessage(
-                    message: candidate.message, event: event, metadata: candidate.metadata,
-                    key: MessageKey(text: candidate.messageKey, partitionSuffix: candidate.message.slice?.journalSuffix ?? ""),
-                    dropsRepeats: dropsRepeats, mayBeKnown: mayBeKnown, publishedAt: IncomingMessage.publishedAt(delivery), recipients: recipients,
-                    rendered: rendered
-                ))
         }
         return planned
     }

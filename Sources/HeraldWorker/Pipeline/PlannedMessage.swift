@@ -36,3 +36,15 @@ final class PlannedMessage: Sendable {
         self.rendered = rendered
     }
 }
+
+extension PlannedMessage {
+    /// The delivery to recipient `offset` of this message (journal row `context`), at `position`.
+    func delivery(
+        _ context: MessageContext, offset: Int, position: Int64, attempts: Int, hasPendingRow: Bool, inDoubt: Bool, badge: Int? = nil
+    ) -> Delivery {
+        Delivery(
+            context: context, recipient: recipients[offset], rendered: rendered[offset], deviceRef: recipients[offset].subscription.deviceRef ?? -1,
+            position: position, inDoubt: inDoubt, attempts: attempts, hasPendingRow: hasPendingRow, badge: badge
+        )
+    }
+}
