@@ -60,7 +60,7 @@ final class DeliveryEngine: Sendable {
     }
 
     /// Deliveries being sent or recorded right now.
-    var running: Int { busy.load(ordering: .relaxed) }
+    var running: Int { busy.load(ordering: .sequentiallyConsistent) }
 
     /// Claimed deliveries, in order.
     func enqueue(_ deliveries: [Delivery]) {
@@ -114,8 +114,10 @@ final class DeliveryEngine: Sendable {
             let finishing = finished.load(ordering: .relaxed)
             let actions = core.turn(
                 events, EngineCore.Turn(now: Date(), clock: .now, stopping: stop.isStopping, finished: finishing))
-            busy.store(core.running, ordering: .relaxed)
+            busy.store(core.running, ordering: .sequentiallyConsistent)
             perform(actions, timer: &timer)
+            // A stop waits for `running`, a handover for the left scopes.
+            tracker.changes.changed()
             if stop.isAborted { break }
             if finished.load(ordering: .relaxed), core.isIdle { break }
         }

@@ -28,6 +28,9 @@ final class MessageTracker: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Signalled when messages settle or are forgotten (and by the engine after each turn): what
+    /// a handover or a stop waits for, without polling.
+    let changes = ChangeSignal()
 
     /// Messages received and not yet settled.
     var messageCount: Int { state.withLock { $0.messages.count } }
@@ -54,7 +57,7 @@ final class MessageTracker: Sendable {
     /// order, and the messages already settled (nothing left to wait for: acknowledge them).
     /// A forgotten message (its connection was lost meanwhile) attaches nothing.
     func fanOut(_ messages: [(TrackedMessage, [Attachment])]) -> (started: [Delivery], settled: [TrackedMessage]) {
-        state.withLock { state in
+        let result: (started: [Delivery], settled: [TrackedMessage]) = state.withLock { state in
             var started: [Delivery] = []
             var settled: [TrackedMessage] = []
             for (message, attachments) in messages {
@@ -84,17 +87,21 @@ final class MessageTracker: Sendable {
             }
             return (started, settled)
         }
+        if !result.settled.isEmpty { changes.changed() }
+        return result
     }
 
     /// Settles a message that makes no delivery (dead-lettered, a repeat, no recipient); false
     /// when it must not be acknowledged (its connection was lost).
     func settle(_ message: TrackedMessage) -> Bool {
-        state.withLock { state in Self.settle(message, in: &state) }
+        let settled = state.withLock { state in Self.settle(message, in: &state) }
+        if settled { changes.changed() }
+        return settled
     }
 
     /// Deliveries terminal and recorded: returns the messages that have nothing left to wait for.
     func finish(_ deliveries: [Delivery]) -> [TrackedMessage] {
-        state.withLock { state in
+        let settled = state.withLock { state in
             var settled: [TrackedMessage] = []
             for delivery in deliveries {
                 // Removed and tested in one lookup (another one put back: rare).
@@ -111,6 +118,8 @@ final class MessageTracker: Sendable {
             }
             return settled
         }
+        if !settled.isEmpty { changes.changed() }
+        return settled
     }
 
     /// Deliveries deferred until `until` (their provider's circuit breaker is open): their
@@ -159,7 +168,7 @@ final class MessageTracker: Sendable {
     /// Forgets the unsettled messages of a lost connection session (the broker requeues them),
     /// or only those it received from `queue` (its channel is being closed); returns how many.
     func forgetSession(_ session: UInt64, queue: String? = nil) -> Int {
-        state.withLock { state in
+        let forgotten = state.withLock { state in
             let lost = state.messages.values.filter { $0.session == session && (queue == nil || $0.queue == queue) }
             for message in lost {
                 message.phase = .forgotten
@@ -167,6 +176,8 @@ final class MessageTracker: Sendable {
             }
             return lost.count
         }
+        if forgotten > 0 { changes.changed() }
+        return forgotten
     }
 
     private static func settle(_ message: TrackedMessage, in state: inout State) -> Bool {

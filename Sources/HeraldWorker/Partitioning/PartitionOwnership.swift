@@ -191,9 +191,7 @@ struct PartitionOwnership: Sendable {
                 && leaving.allSatisfy { backlogs?.hasLeft($0.0) ?? true }
         }
         let deadline = ContinuousClock.now + configuration.partitionHandoverTimeout
-        while !settled(), ContinuousClock.now < deadline {
-            guard await stop.sleep(for: .milliseconds(20)) else { return false }
-        }
+        guard await tracker.changes.wait(for: settled, until: deadline, stop: stop) != .stopped else { return false }
         if let backlogs, !leaving.allSatisfy({ backlogs.hasLeft($0.0) }) {
             logger.warning(
                 "Partition handed over with a queued delivery still unanswered; the next owner may send it again",

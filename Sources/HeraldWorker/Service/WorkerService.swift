@@ -389,9 +389,6 @@ public final class WorkerService: Service, Sendable {
 
     /// Waits until no delivery is being sent or recorded, at most until `bound` (less if aborted).
     private func waitForRunningDeliveries(_ engine: DeliveryEngine, until bound: ShutdownDeadline) async {
-        let deadline = bound.instant
-        while engine.running > 0, ContinuousClock.now < deadline, !stopSignal.isAborted, !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await tracker.changes.wait(for: { engine.running == 0 }, until: bound.instant, stop: stopSignal, phase: .aborted)
     }
 }

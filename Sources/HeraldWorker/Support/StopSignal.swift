@@ -57,8 +57,10 @@ final class StopSignal: Sendable {
         return slept && self.phase < phase && !Task.isCancelled
     }
 
-    /// Runs `handler` once the stop reaches `phase` (now, if it has).
-    private func on(_ phase: Phase, _ handler: @escaping @Sendable () -> Void) -> UInt64? {
+    /// Runs `handler` once the stop reaches `phase` (now, if it has). Returns a token for
+    /// ``remove(_:)``.
+    @discardableResult
+    func on(_ phase: Phase, _ handler: @escaping @Sendable () -> Void) -> UInt64? {
         let token: UInt64? = state.withLock { state in
             guard state.phase < phase else { return nil }
             state.nextHandler += 1
