@@ -152,13 +152,9 @@ final class PartitionIngest: Sendable {
         return await withDiscardingTaskGroup { group in
             group.addTask { [self] in
                 do {
-                    var deliveries = consumer.makeAsyncIterator()
-                    while let batch = try await deliveries.nextBatch() {
+                    try await inbox.fill(from: consumer) { batch in
                         self.held.add(batch.count, ordering: .relaxed)
-                        inbox.post(
-                            contentsOf: batch.map {
-                                TrackedMessage(delivery: $0, queue: configuration.topology.queue, connection: connection, session: session)
-                            })
+                        return batch.map { TrackedMessage(delivery: $0, queue: configuration.topology.queue, connection: connection, session: session) }
                     }
                     inbox.end(error: nil)
                 } catch {

@@ -300,17 +300,25 @@ public final class WorkerService: Service, Sendable {
                 group.addTask { await ownership.run(connection: connection, session: session, inbox: inbox) }
             }
             // Planning chunk n + 1 overlaps the claim of chunk n in the database; claims run one
-            // after the other, in arrival order (one ClaimQueue), and are fanned out in order.
-            var claiming: Task<Void, Never>?
-            while let chunk = await inbox.take(max: configuration.maxChunk) {
-                guard let planned = await pipeline.planner.plan(chunk) else { continue }
+            // after the other, in arrival order (one ClaimQueue), and are fanned out in order:
+            // chunk n's answer is processed by a child task while chunk n + 1 is taken and planned.
+            var pending: (planned: [PlannedMessage], claim: PendingClaim?)?
+            while true {
+                let previous = pending
+                async let processed: Void = {
+                    if let previous { await pipeline.claims.process(previous.planned, claim: previous.claim) }
+                }()
+                guard let chunk = await inbox.take(max: configuration.maxChunk) else {
+                    await processed
+                    break
+                }
+                let planned = await pipeline.planner.plan(chunk)
                 // Sent now: it runs in the database right after the previous chunk's claim,
                 // while that one's answer is still on its way here.
-                let claim = pipeline.claims.submit(planned)
-                await claiming?.value
-                claiming = Task { await pipeline.claims.process(planned, claim: claim) }
+                let claim = planned.flatMap { pipeline.claims.submit($0) }
+                await processed
+                pending = planned.map { ($0, claim) }
             }
-            await claiming?.value
             if let error = inbox.endError {
                 // One consumer ended abnormally: end the others too (their channels close and
                 // the broker requeues what they held); the caller reconnects.
@@ -347,11 +355,9 @@ public final class WorkerService: Service, Sendable {
     ) async {
         let layout = configuration.partitionLayout
         do {
-            // What one read of the socket brought, at once: one lock for the tracker and one for
-            // the inbox per batch, not per message. Each message is decoded here, as it arrives,
-            // in parallel with the intake's planning of the chunk before.
-            var deliveries = consumer.makeAsyncIterator()
-            while let batch = try await deliveries.nextBatch() {
+            // Each message is decoded here, as it arrives, in parallel with the intake's planning
+            // of the chunk before; one lock for the tracker per batch.
+            try await inbox.fill(from: consumer) { batch in
                 let messages = batch.map { delivery in
                     var slice: PartitionSlice?
                     if let partition, let layout {
@@ -362,12 +368,12 @@ public final class WorkerService: Service, Sendable {
                         delivery: delivery, queue: queue, connection: connection, session: session, slice: slice, decoder: configuration.decoder)
                 }
                 if let gate {
-                    guard gate.admit({ tracker.register(messages) }) else { continue }
+                    guard gate.admit({ tracker.register(messages) }) else { return nil }
                 } else {
                     tracker.register(messages)
                 }
                 metrics.consumed(batch.count)
-                inbox.post(contentsOf: messages)
+                return messages
             }
             if gate == nil { inbox.end(error: nil) }
         } catch {
