@@ -32,15 +32,6 @@ final class BroadcastRunner: Sendable {
         let metadata: EventMetadata
     }
 
-    /// A window started and not yet done.
-    private struct Open {
-        var window: BroadcastWindow
-        let planned: PlannedMessage
-        var done = false
-        /// Deferred deliveries (no backlog, a provider's breaker open): sent again then.
-        var rerunAt: ContinuousClock.Instant?
-    }
-
     private let configuration: WorkerConfiguration
     private let store: Store
     private let claims: ClaimStage
@@ -176,22 +167,14 @@ final class BroadcastRunner: Sendable {
     /// Where windows report that they settled (nil: look again, a stop or a rerun's time).
     private typealias Reports = (stream: AsyncStream<BroadcastWindow.Settled?>, continuation: AsyncStream<BroadcastWindow.Settled?>.Continuation)
 
-    /// One broadcast as its driver knows it: its row, and the windows under way.
+    /// One broadcast as its driver knows it: its windows (``BroadcastWindows``), and what it
+    /// reads and selects.
     private struct Drive {
         let job: Job
-        var broadcast: Broadcast
+        var windows: BroadcastWindows
         var selector: WindowSelector
-        var open: [Open] = []
-        /// The last device of the last window started.
-        var readCursor: Int64
-        /// The end of the audience was seen.
-        var exhausted = false
         /// The next window's devices, read while this one is claimed and sent.
         var next: (after: Int64, page: Task<(subscriptions: [Subscription], last: Int64?)?, Never>)?
-        /// When the row was last written.
-        var recorded = ContinuousClock.now
-
-        var isDone: Bool { exhausted && open.isEmpty }
     }
 
     /// Sends one broadcast's windows until it is done, its lease is lost, or the worker stops.
@@ -205,27 +188,32 @@ final class BroadcastRunner: Sendable {
         }
         var events = reports.stream.makeAsyncIterator()
         var state = Drive(
-            job: job, broadcast: job.broadcast,
+            job: job, windows: BroadcastWindows(job.broadcast, maxOpen: configuration.broadcastWindows, now: .now),
             selector: WindowSelector(
-                event: job.event, tag: job.metadata.tag, slice: Self.slice(of: job.broadcast), policy: configuration.selectionPolicy, logger: logger),
-            readCursor: job.broadcast.cursor)
+                event: job.event, tag: job.metadata.tag, slice: Self.slice(of: job.broadcast), policy: configuration.selectionPolicy, logger: logger))
         defer { state.next?.page.cancel() }
         while !stop.isStopping, isHeld(id) {
             await fill(&state, reports: reports)
             guard isHeld(id) else { break }
-            if state.isDone {
+            if state.windows.isDone {
                 // The last window was done before the end of the audience was seen.
-                await record(state.broadcast, finished: true)
+                await record(state.windows.broadcast, finished: true)
                 break
             }
             guard let event = await events.next() else { break }
-            if let settled = event { note(settled, in: &state, reports: reports) }
+            if let settled = event, let rerunAt = state.windows.settled(settled) {
+                Task { [continuation = reports.continuation] in
+                    try? await Task.sleep(until: rerunAt, clock: .continuous)
+                    continuation.yield(nil)
+                }
+            }
             await rerunDue(&state, reports: reports)
-            await advance(&state)
+            if state.windows.advance(now: .now) { await record(state.windows.broadcast, finished: state.windows.isDone) }
         }
-        if state.isDone {
+        if state.windows.isDone {
             held.withLock { _ = $0.remove(id) }
-            logger.info("Broadcast done", metadata: [LogKey.messageKey: "\(state.broadcast.key)", LogKey.count: "\(state.broadcast.selected)"])
+            logger.info(
+                "Broadcast done", metadata: [LogKey.messageKey: "\(state.windows.broadcast.key)", LogKey.count: "\(state.windows.broadcast.selected)"])
         } else if !stop.isStopping {
             held.withLock { _ = $0.remove(id) }  // its lease was lost
         }
@@ -235,14 +223,14 @@ final class BroadcastRunner: Sendable {
     /// Starts windows until ``WorkerConfiguration/broadcastWindows`` are under way, the audience
     /// ends, or a step cannot be done now (stopping, the database, the lease lost).
     private func fill(_ state: inout Drive, reports: Reports) async {
-        let id = state.broadcast.messageId
-        while state.open.count < configuration.broadcastWindows, !state.exhausted, !stop.isStopping {
-            let after = state.readCursor
+        let id = state.windows.broadcast.messageId
+        while state.windows.wantsWindow, !stop.isStopping {
+            let after = state.windows.readCursor
             let reading = readPage(after: after, reusing: state.next)
             state.next = nil
             guard let page = await reading.value else { return }
             guard let last = page.last else {
-                state.exhausted = true
+                state.windows.audienceEnded()
                 return
             }
             state.next = (last, readPage(after: last))
@@ -251,9 +239,9 @@ final class BroadcastRunner: Sendable {
             let (recipients, rendered) = state.selector.select(page.subscriptions, catalog: catalog)
             // A window after the claimed mark is fresh: the mark moves past it and its positions
             // are reserved in one statement. One before it may have been under way.
-            let resumed = after < state.broadcast.claimed
+            let resumed = state.windows.isResumed(after: after)
             var positions: [Int64?]?
-            if last > state.broadcast.claimed {
+            if state.windows.needsClaim(through: last) {
                 let devices = resumed ? [] : recipients.map { $0.subscription.deviceRef ?? -1 }
                 guard
                     let claimed = await retry.run(
@@ -266,61 +254,28 @@ final class BroadcastRunner: Sendable {
                     held.withLock { _ = $0.remove(id) }  // another worker holds it now
                     return
                 }
-                state.broadcast.claimed = last
+                state.windows.claimed(through: last)
                 if !resumed { positions = claimed }
             }
             guard
                 let window = await start(
                     state.job, after: after, through: last, recipients: recipients, rendered: rendered, positions: positions, reports: reports)
             else { return }
-            state.open.append(window)
-            state.readCursor = last
-        }
-    }
-
-    /// A window settled: done, or some deliveries deferred (a provider's breaker, no backlog),
-    /// to be sent again at `deferredUntil`.
-    private func note(_ settled: BroadcastWindow.Settled, in state: inout Drive, reports: Reports) {
-        guard let index = state.open.firstIndex(where: { $0.window === settled.window }) else { return }
-        if let until = settled.deferredUntil {
-            state.open[index].rerunAt = until
-            Task { [continuation = reports.continuation] in
-                try? await Task.sleep(until: until, clock: .continuous)
-                continuation.yield(nil)
-            }
-        } else {
-            state.open[index].done = true
+            state.windows.started(window, through: last)
         }
     }
 
     /// Starts again the windows whose deferred deliveries are due.
     private func rerunDue(_ state: inout Drive, reports: Reports) async {
-        for index in state.open.indices {
-            guard let due = state.open[index].rerunAt, due <= .now, !stop.isStopping else { continue }
-            let old = state.open[index]
+        for index in state.windows.dueReruns(now: .now) {
+            guard !stop.isStopping else { return }
+            let old = state.windows.open[index]
             guard
                 let window = await start(
-                    state.job, after: old.window.after, through: old.window.through, recipients: old.planned.recipients,
-                    rendered: old.planned.rendered, positions: nil, reports: reports)
+                    state.job, after: old.window.after, through: old.window.through, recipients: old.recipients,
+                    rendered: old.rendered, positions: nil, reports: reports)
             else { return }
-            state.open[index] = window
-        }
-    }
-
-    /// Moves the cursor past the oldest windows that are done; writes the row at most once a
-    /// second (or at the end): a resume checks the windows after the written cursor against the
-    /// journal anyway.
-    private func advance(_ state: inout Drive) async {
-        var moved = false
-        while let first = state.open.first, first.done {
-            state.broadcast.cursor = first.window.through
-            state.broadcast.selected += Int64(first.planned.recipients.count)
-            state.open.removeFirst()
-            moved = true
-        }
-        if moved, state.isDone || ContinuousClock.now - state.recorded >= .seconds(1) {
-            await record(state.broadcast, finished: state.isDone)
-            state.recorded = .now
+            state.windows.restarted(window, at: index)
         }
     }
 
@@ -375,7 +330,7 @@ final class BroadcastRunner: Sendable {
     /// reserved for a fresh window; nil: checked against the journal first). Nil when stopping.
     private func start(
         _ job: Job, after: Int64, through: Int64, recipients: [Recipient], rendered: [RenderedNotification], positions: [Int64?]?, reports: Reports
-    ) async -> Open? {
+    ) async -> BroadcastWindows.Open? {
         guard let connection = await currentConnection() else { return nil }
         let window = BroadcastWindow(after: after, through: through) { reports.continuation.yield($0) }
         let message = TrackedMessage(
@@ -387,7 +342,7 @@ final class BroadcastRunner: Sendable {
             message: message, event: job.event, metadata: job.metadata, key: job.broadcast.key, dropsRepeats: false, mayBeKnown: positions == nil,
             publishedAt: nil, recipients: recipients, rendered: rendered)
         guard await claims.startWindow(planned, messageId: job.broadcast.messageId, positions: positions) else { return nil }
-        return Open(window: window, planned: planned)
+        return BroadcastWindows.Open(window: window, recipients: recipients, rendered: rendered)
     }
 
     private static func slice(of broadcast: Broadcast) -> PartitionSlice? {

@@ -114,10 +114,14 @@ final class DeliveryEngine: Sendable {
             let finishing = finished.load(ordering: .relaxed)
             let actions = core.turn(
                 events, EngineCore.Turn(now: Date(), clock: .now, stopping: stop.isStopping, finished: finishing))
-            busy.store(core.running, ordering: .sequentiallyConsistent)
+            // Raised before the turn's effects start, lowered only after they are carried out (its
+            // acknowledgements included): what a stop waits for is never seen done too early.
+            let running = core.running
+            if running > busy.load(ordering: .sequentiallyConsistent) { busy.store(running, ordering: .sequentiallyConsistent) }
             perform(actions, timer: &timer)
-            // A stop waits for `running`, a handover for the left scopes.
-            tracker.changes.changed()
+            let wasRunning = busy.exchange(running, ordering: .sequentiallyConsistent)
+            // A stop waits for nothing running, a handover for its scopes to be left.
+            if (running == 0 && wasRunning > 0) || !actions.leftScopes.isEmpty { tracker.changes.changed() }
             if stop.isAborted { break }
             if finished.load(ordering: .relaxed), core.isIdle { break }
         }

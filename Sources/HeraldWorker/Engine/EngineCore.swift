@@ -5,8 +5,10 @@ import Logging
 
 /// The delivery engine's rules, as a state machine with no I/O: each turn takes the events posted
 /// since the last one (``EngineEvent``) and returns what to do (``EngineActions``), which the
-/// ``DeliveryEngine`` carries out. It counts and logs; it never sends, writes, reads or
-/// acknowledges, so every rule below runs in a unit test with no broker, database or provider.
+/// ``DeliveryEngine`` carries out. It never sends, writes, reads or acknowledges: beside its own
+/// state it only asks the ``MessageTracker`` whether messages still wait for deliveries, notes
+/// dead tokens in memory (``DeadTokenRegistry``), counts and logs. So every rule below runs in a
+/// unit test with no broker, database or provider.
 ///
 /// Order and lanes (``HeraldCore/PerUserScheduler``): a user's next delivery is released only
 /// when the previous one is terminal. A delivery the provider asks to retry is *parked*: its
@@ -82,7 +84,6 @@ struct EngineCore {
     var gates: ProviderGates
     /// Parked or held deliveries changed: report the waiting gauge at the end of the turn.
     var waitingChanged = false
-    var finishedWithoutRecord: [Delivery] = []
     /// Releases freed while sending (a delivery that failed before it was sent): next turn.
     var carried: [Lanes.Release] = []
     /// When the queued records are written even if few (``lingers()``).
@@ -189,7 +190,7 @@ struct EngineCore {
                 complete(delivery, released: &released)
                 metrics.skipped()
                 logger.debug("In-doubt delivery found recorded", metadata: delivery.logMetadata([LogKey.state: "\(recordedState)"]))
-                finishedWithoutRecord.append(delivery)
+                actions.settlements.append(.finish([delivery]))
             }
         case .recorded(let settled, let durable):
             recordsInFlight -= 1
@@ -231,10 +232,6 @@ struct EngineCore {
             logger.notice("Another worker holds the backlog; it sends the queued deliveries", metadata: backlogMetadata(scope, count: nil))
         case .wake:
             break
-        }
-        if !finishedWithoutRecord.isEmpty {
-            actions.settlements.append(.finish(finishedWithoutRecord))
-            finishedWithoutRecord.removeAll()
         }
     }
 

@@ -17,6 +17,24 @@ final class MessageTracker: Sendable {
         var messages: [ObjectIdentifier: TrackedMessage] = [:]
         var inFlight: [JoinKey: Delivery] = [:]
         var pins: [JoinKey: Int] = [:]
+        /// Messages not settled, per connection session and queue (``unsettledCount(session:queue:)``).
+        var unsettled: [Source: Int] = [:]
+    }
+
+    /// Where messages came from: a connection session's queue.
+    private struct Source: Hashable {
+        let session: UInt64
+        let queue: String
+
+        init(_ message: TrackedMessage) {
+            session = message.session
+            queue = message.queue
+        }
+
+        init(session: UInt64, queue: String) {
+            self.session = session
+            self.queue = queue
+        }
     }
 
     /// One delivery of a message at fan-out.
@@ -39,7 +57,19 @@ final class MessageTracker: Sendable {
 
     func register(_ messages: [TrackedMessage]) {
         state.withLock { state in
-            for message in messages { state.messages[ObjectIdentifier(message)] = message }
+            guard let first = messages.first else { return }
+            // A batch comes from one consumer: one count to update (a mixed one counts each).
+            let source = Source(first)
+            var sameSource = 0
+            for message in messages {
+                guard state.messages.updateValue(message, forKey: ObjectIdentifier(message)) == nil else { continue }
+                if message.session == source.session, message.queue == source.queue {
+                    sameSource += 1
+                } else {
+                    state.unsettled[Source(message), default: 0] += 1
+                }
+            }
+            state.unsettled[source, default: 0] += sameSource
         }
     }
 
@@ -162,7 +192,7 @@ final class MessageTracker: Sendable {
 
     /// Messages of connection session `session` received from `queue` and not yet settled.
     func unsettledCount(session: UInt64, queue: String) -> Int {
-        state.withLock { state in state.messages.values.count { $0.session == session && $0.queue == queue } }
+        state.withLock { state in state.unsettled[Source(session: session, queue: queue)] ?? 0 }
     }
 
     /// Forgets the unsettled messages of a lost connection session (the broker requeues them),
@@ -172,7 +202,7 @@ final class MessageTracker: Sendable {
             let lost = state.messages.values.filter { $0.session == session && (queue == nil || $0.queue == queue) }
             for message in lost {
                 message.phase = .forgotten
-                state.messages[ObjectIdentifier(message)] = nil
+                Self.remove(message, from: &state)
             }
             return lost.count
         }
@@ -185,7 +215,17 @@ final class MessageTracker: Sendable {
         case .attaching, .sealed: message.phase = .settled
         case .settled, .forgotten: return false
         }
-        state.messages[ObjectIdentifier(message)] = nil
+        remove(message, from: &state)
         return true
+    }
+
+    private static func remove(_ message: TrackedMessage, from state: inout State) {
+        guard state.messages.removeValue(forKey: ObjectIdentifier(message)) != nil else { return }
+        let source = Source(message)
+        if let count = state.unsettled[source], count > 1 {
+            state.unsettled[source] = count - 1
+        } else {
+            state.unsettled[source] = nil
+        }
     }
 }

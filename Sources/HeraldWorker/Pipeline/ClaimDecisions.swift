@@ -18,8 +18,11 @@ struct ClaimDecisions {
     private(set) var resumed = KnownDeliveries()
     /// Known messages whose journal row is gone (expired since the claim): left for redelivery.
     private(set) var missing: [Int] = []
+    /// The histories of the known messages whose deliveries were planned (not the repeats').
     private var histories: [UUID: MessageHistory] = [:]
-    private var repeats: [Repeat] = []
+    /// Known messages dropped as repeats (``resume(_:now:duplicateWindow:tracker:)``): settled
+    /// at once, before the positions are reserved.
+    private(set) var knownRepeats: [Repeat] = []
 
     /// A message dropped as an `AvoidDublication` repeat (its chunk index) of journal message
     /// `journalId`.
@@ -34,6 +37,7 @@ struct ClaimDecisions {
         var attachments: [(TrackedMessage, [MessageTracker.Attachment])] = []
         /// Deliveries that start nothing here (done, queued, joined, or their device gone).
         var skipped = 0
+        /// Later copies in the chunk dropped as repeats.
         var repeats: [Repeat] = []
     }
 
@@ -57,7 +61,6 @@ struct ClaimDecisions {
     /// within the duplicate window is dropped; otherwise each delivery is planned
     /// (``KnownDeliveries/plan(_:index:history:tracker:)``, which pins those in flight here).
     mutating func resume(_ histories: [UUID: MessageHistory], now: Date, duplicateWindow: Duration, tracker: MessageTracker) {
-        self.histories = histories
         for index in known {
             let planned = chunk[index]
             guard let history = histories[planned.key.digest] else {
@@ -65,10 +68,10 @@ struct ClaimDecisions {
                 continue
             }
             if planned.dropsRepeats, now.timeIntervalSince(history.receivedAt) < duplicateWindow.seconds {
-                repeats.append(Repeat(index: index, journalId: history.id))
-                resumed.repeats.insert(index)
+                knownRepeats.append(Repeat(index: index, journalId: history.id))
                 continue
             }
+            self.histories[planned.key.digest] = history
             resumed.plan(planned, index: index, history: history, tracker: tracker)
         }
     }
@@ -76,7 +79,7 @@ struct ClaimDecisions {
     /// The fan-out, in arrival order, with the positions `reserved` for
     /// ``KnownDeliveries/needingPositions``.
     func fanOut(reserved: [Int64?]) -> FanOut {
-        var result = FanOut(repeats: repeats)
+        var result = FanOut()
         result.attachments.reserveCapacity(chunk.count)
         var next = 0  // index into the claim's deliveries
         for (index, planned) in chunk.enumerated() {
@@ -108,7 +111,7 @@ struct ClaimDecisions {
                 }
                 result.skipped += joins.count
                 result.attachments.append((planned.message, joins))
-            } else if let history = histories[planned.key.digest], !resumed.repeats.contains(index) {
+            } else if let history = histories[planned.key.digest] {
                 let context = MessageContext(
                     event: planned.event, metadata: planned.metadata, key: planned.key, journalId: history.id, publishedAt: planned.publishedAt)
                 let (attachments, notStarted) = resumed.attachments(of: index, reserved: reserved) { offset, position, attempts, hasPendingRow, inDoubt in

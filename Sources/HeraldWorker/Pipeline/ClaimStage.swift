@@ -79,6 +79,7 @@ struct ClaimStage: Sendable {
             for history in loaded { histories[history.key.digest] = history }
         }
         decisions.resume(histories, now: Date(), duplicateWindow: journal.duplicateWindow, tracker: tracker)
+        for repeated in decisions.knownRepeats { dropRepeat(chunk[repeated.index]) }
         for index in decisions.missing {
             // Expired between the claim and now: it comes again and is claimed as new.
             logger.warning("A known message's journal row is gone; leaving it for redelivery", metadata: [LogKey.messageKey: "\(chunk[index].key)"])
@@ -96,16 +97,17 @@ struct ClaimStage: Sendable {
         }
 
         let result = decisions.fanOut(reserved: reserved)
-        for index in result.repeats.map(\.index) { dropRepeat(chunk[index]) }
+        for repeated in result.repeats { dropRepeat(chunk[repeated.index]) }
         if result.skipped > 0 { metrics.skipped(result.skipped) }
         let (started, settled) = tracker.fanOut(result.attachments)
         acknowledger.ack(settled)
         engine.enqueue(started)
-        if !result.repeats.isEmpty {
+        let repeats = decisions.knownRepeats + result.repeats
+        if !repeats.isEmpty {
             // For support lookups only, after the acknowledgements: not retried, and a failure
             // costs nothing but the note.
             do {
-                try await journal.noteRepeats(result.repeats.map(\.journalId))
+                try await journal.noteRepeats(repeats.map(\.journalId))
             } catch {
                 logger.warning("Could not note dropped repeats for support lookups", metadata: [LogKey.error: "\(error)"])
             }

@@ -21,7 +21,6 @@ struct KnownDeliveries {
 
     var entries: [Int: [Entry]] = [:]
     var needingPositions: [(deviceRef: Int64, index: Int)] = []
-    var repeats: Set<Int> = []
 
     mutating func plan(_ planned: PlannedMessage, index: Int, history: MessageHistory, tracker: MessageTracker) {
         var recorded: [RecordedKey: MessageHistory.Recorded] = [:]

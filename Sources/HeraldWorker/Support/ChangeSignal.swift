@@ -40,7 +40,9 @@ final class ChangeSignal: Sendable {
         for condition: () -> Bool, until deadline: ContinuousClock.Instant, stop: StopSignal, phase: StopSignal.Phase = .stopping
     ) async -> WaitResult {
         // Counted before the condition is read: a change made after this reaches `changed()`'s
-        // wake-up, one made before is seen by the condition.
+        // wake-up, one made before is seen by the condition, provided the condition reads its
+        // state under the lock the changer wrote it with, or from a sequentially consistent
+        // atomic (a relaxed one could miss it).
         waiting.add(1, ordering: .sequentiallyConsistent)
         defer { waiting.subtract(1, ordering: .sequentiallyConsistent) }
         let timer = Task { [weak self] in
