@@ -48,6 +48,7 @@ final class BroadcastRunner: Sendable {
     /// The broker connection of the current session: a window's message names one, though it
     /// is never acknowledged on it. Nil while disconnected.
     private let connection = Mutex<AMQPConnection?>(nil)
+    private let connectionChanged = ChangeSignal()
 
     init(
         configuration: WorkerConfiguration, store: Store, claims: ClaimStage, tracker: MessageTracker, acknowledger: Acknowledger,
@@ -67,6 +68,7 @@ final class BroadcastRunner: Sendable {
     /// The connection of the broker session that began (nil: it ended).
     func use(_ connection: AMQPConnection?) {
         self.connection.withLock { $0 = connection }
+        connectionChanged.changed()
     }
 
     /// Writes the broadcast of `message` down and acknowledges the message; it is sent from
@@ -353,7 +355,8 @@ final class BroadcastRunner: Sendable {
     private func currentConnection() async -> AMQPConnection? {
         while !stop.isStopping {
             if let connection = connection.withLock({ $0 }) { return connection }
-            guard await stop.sleep(for: .milliseconds(100)) else { return nil }
+            // Woken by the next session's `use(_:)`; the deadline only bounds one wait.
+            _ = await connectionChanged.wait(for: { connection.withLock { $0 != nil } }, until: .now + .seconds(60), stop: stop)
         }
         return nil
     }
