@@ -66,6 +66,29 @@ struct DeliveryJournalTests {
         }
     }
 
+    @Test func aBatchWithTwoRowsForOneDeliveryKeepsTheFirstTerminalOne() async throws {
+        try await TestStore.with { store, _ in
+            let refs = try await Self.devices(store, ["d1", "d2"])
+            let id = try #require(try await store.journal.claim(Self.batch(["m1"], refs.map { (0, $0) })).messageIds[0])
+            // Two copies of one delivery answered in one batch (a re-read backlog row and its
+            // first copy), and a retried one that ended in the same batch: one statement.
+            try await store.journal.record([
+                DeliveryRecord(deviceRef: refs[0], position: 1, messageId: id, userId: "u1", state: .pending, attempts: 1, lastError: "503"),
+                DeliveryRecord(
+                    deviceRef: refs[0], position: 1, messageId: id, userId: "u1", state: .sent, attempts: 2, payload: Array("first".utf8),
+                    completesPendingRow: true),
+                DeliveryRecord(
+                    deviceRef: refs[0], position: 1, messageId: id, userId: "u1", state: .failed, attempts: 3, lastError: "late",
+                    completesPendingRow: true),
+                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", state: .deferred, attempts: 1, lastError: "breaker"),
+                DeliveryRecord(deviceRef: refs[1], position: 1, messageId: id, userId: "u1", state: .pending, attempts: 2, lastError: "503"),
+            ])
+            let statuses = try await store.journal.deliveries(ofMessage: MessageKey(text: "m1"))
+            #expect(statuses.map(\.state) == [.sent, .pending])
+            #expect(statuses.map(\.attempts) == [2, 2])
+        }
+    }
+
     @Test func historyTellsWhatWasRecordedForAKnownMessage() async throws {
         try await TestStore.with { store, _ in
             let refs = try await Self.devices(store, ["d1", "d2", "d3"])

@@ -260,7 +260,7 @@ public struct DeliveryJournal: Sendable {
             return
         }
         let fresh = records.filter(isFresh)
-        let upserts = records.filter { !isFresh($0) }
+        let upserts = Self.onePerDelivery(records.filter { !isFresh($0) })
         let dead = records.filter(isDeadToken)
         let dequeued = records.filter { $0.state.isTerminal && $0.backlogPlace != nil }.map { $0.backlogPlace! }
         try await StoreError.wrap("DeliveryJournal.record") {
@@ -288,6 +288,30 @@ public struct DeliveryJournal: Sendable {
                 }
             }
         }
+    }
+
+    /// One row per delivery (device and position), as writing them in order would leave it: the
+    /// first terminal one, else the last. An upsert that meets its key twice fails the whole
+    /// statement (SQLSTATE 21000), and two rows can come together: a backlog row re-read by a
+    /// worker that took its partition back while its first copy was still in flight.
+    static func onePerDelivery(_ records: [DeliveryRecord]) -> [DeliveryRecord] {
+        struct Key: Hashable {
+            let deviceRef: Int64
+            let position: Int64
+        }
+        var places: [Key: Int] = [:]
+        var kept: [DeliveryRecord] = []
+        kept.reserveCapacity(records.count)
+        for record in records {
+            let key = Key(deviceRef: record.deviceRef, position: record.position)
+            guard let place = places[key] else {
+                places[key] = kept.count
+                kept.append(record)
+                continue
+            }
+            if !kept[place].state.isTerminal { kept[place] = record }
+        }
+        return kept
     }
 
     // MARK: Reading
