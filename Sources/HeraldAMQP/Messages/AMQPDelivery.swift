@@ -48,40 +48,13 @@ public struct AMQPDelivery: SharedStorage, Sendable, Hashable {
         messageCount: UInt32? = nil
     ) {
         self.init(
-            body: body,
-            exchange: exchange,
-            routingKey: routingKey,
-            deliveryTag: deliveryTag,
-            redelivered: redelivered,
-            properties: properties,
-            consumerTag: consumerTag,
-            messageCount: messageCount,
-            channelSession: 0
-        )
-    }
-
-    init(
-        body: Data,
-        exchange: String,
-        routingKey: String,
-        deliveryTag: UInt64,
-        redelivered: Bool,
-        properties: AMQPProperties,
-        consumerTag: String,
-        messageCount: UInt32?,
-        channelSession: UInt64
-    ) {
-        storage = Shared(
             Fields(
-                body: body,
-                exchange: exchange,
-                routingKey: routingKey,
-                deliveryTag: deliveryTag,
-                redelivered: redelivered,
-                properties: properties,
-                consumerTag: consumerTag,
-                messageCount: messageCount,
-                channelSession: channelSession
+                body: body, exchange: exchange, routingKey: routingKey, deliveryTag: deliveryTag, redelivered: redelivered,
+                properties: properties, consumerTag: consumerTag, messageCount: messageCount, channelSession: 0
             ))
     }
+
+    /// A delivery received on a channel: the driver fills in every field, the channel's session
+    /// too.
+    init(_ fields: Fields) { storage = Shared(fields) }
 }
