@@ -3,8 +3,8 @@
 /// For the structs the hot path copies at each step (a subscription into the audience, the
 /// selection, the recipient and the delivery; a rendered notification into each of its
 /// deliveries): a copy then costs one retain instead of one per string, array and set the value
-/// holds (`scripts/count-calls.sh`: 377 retains per delivery before six such structs were
-/// shared, 228 after; docs/performance.md).
+/// holds (counted with `scripts/count-calls.sh`: docs/performance.md, "Fewer retains and
+/// allocations"). Those types read and write their fields through ``SharedStorage``.
 /// A change (rare: the API, the store, the tests) writes a new box, so copies never see it.
 /// Equality, hashing and coding are the value's own; equal boxes compare without reading.
 @frozen

@@ -421,5 +421,5 @@ import Testing
 }
 
 extension PushPayload {
-    var serializedString: String { String(decoding: body, as: UTF8.self) }
+    var serializedString: String { String(decoding: self.body, as: UTF8.self) }
 }

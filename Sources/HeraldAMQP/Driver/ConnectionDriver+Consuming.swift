@@ -202,7 +202,7 @@ extension ConnectionDriver {
     /// delivery of the channel (`rabbit_channel:collect_acks`), and with real providers
     /// broadcasts to busy users stay outstanding for their users' earlier pushes, a round trip
     /// each, and settle one after another. Sent one by one behind them, the acks cost RabbitMQ
-    /// 31–66 µs per delivery in `herald bench --providers`; held, 15–17 (docs/performance.md).
+    /// several times what held ones do (docs/performance.md, "Acks wait for a young front").
     /// A front that stays (a delivery waiting for its retry) stalls the window at most this
     /// long, and an old one (retries wait a second or more) not at all.
     static let youngFrontHoldTime: Duration = .milliseconds(150)

@@ -137,16 +137,17 @@ extension ConnectionDriver {
         channel.ledger.record(deliver.delivery_tag)
         let first = record.buffer(
             AMQPDelivery(
-                body: content.body,
-                exchange: exchange,
-                routingKey: routingKey,
-                deliveryTag: deliver.delivery_tag,
-                redelivered: deliver.redelivered != 0,
-                properties: content.properties,
-                consumerTag: consumerTag,
-                messageCount: nil,
-                channelSession: channel.session
-            )
+                .init(
+                    body: content.body,
+                    exchange: exchange,
+                    routingKey: routingKey,
+                    deliveryTag: deliver.delivery_tag,
+                    redelivered: deliver.redelivered != 0,
+                    properties: content.properties,
+                    consumerTag: consumerTag,
+                    messageCount: nil,
+                    channelSession: channel.session
+                ))
         )
         if first { consumersWithDeliveries.append(record) }
     }

@@ -76,26 +76,26 @@ extension ConnectionDriver {
     }
 
     func bindQueue(_ binding: AMQPBinding) throws(AMQPError) {
-        try Self.check(binding, call: "queue.bind")
-        let channel = try controlChannel()
-        let queue = arena.bytes(binding.queue)
-        let exchange = arena.bytes(binding.exchange)
-        let routingKey = arena.bytes(binding.routingKey)
-        let arguments = FieldTableCodec.encode(binding.arguments, in: arena)
-        _ = try rpc("amqp_queue_bind", on: channel, subject: "queue '\(binding.queue)' to '\(binding.exchange)'") {
-            amqp_queue_bind($0, channel.number, queue, exchange, routingKey, arguments)
-        }
+        try changeBinding(binding, bind: true)
     }
 
     func unbindQueue(_ binding: AMQPBinding) throws(AMQPError) {
-        try Self.check(binding, call: "queue.unbind")
+        try changeBinding(binding, bind: false)
+    }
+
+    /// `queue.bind` or `queue.unbind`: the same checks and arguments, one method apart.
+    private func changeBinding(_ binding: AMQPBinding, bind: Bool) throws(AMQPError) {
+        try Self.check(binding, call: bind ? "queue.bind" : "queue.unbind")
         let channel = try controlChannel()
         let queue = arena.bytes(binding.queue)
         let exchange = arena.bytes(binding.exchange)
         let routingKey = arena.bytes(binding.routingKey)
         let arguments = FieldTableCodec.encode(binding.arguments, in: arena)
-        _ = try rpc("amqp_queue_unbind", on: channel, subject: "queue '\(binding.queue)' from '\(binding.exchange)'") {
-            amqp_queue_unbind($0, channel.number, queue, exchange, routingKey, arguments)
+        let subject = "queue '\(binding.queue)' \(bind ? "to" : "from") '\(binding.exchange)'"
+        if bind {
+            _ = try rpc("amqp_queue_bind", on: channel, subject: subject) { amqp_queue_bind($0, channel.number, queue, exchange, routingKey, arguments) }
+        } else {
+            _ = try rpc("amqp_queue_unbind", on: channel, subject: subject) { amqp_queue_unbind($0, channel.number, queue, exchange, routingKey, arguments) }
         }
     }
 
@@ -148,16 +148,17 @@ extension ConnectionDriver {
             }
             if !autoAck { channel.ledger.record(getOK.delivery_tag) }
             return AMQPDelivery(
-                body: content.body,
-                exchange: exchange,
-                routingKey: routingKey,
-                deliveryTag: getOK.delivery_tag,
-                redelivered: getOK.redelivered != 0,
-                properties: content.properties,
-                consumerTag: "",
-                messageCount: getOK.message_count,
-                channelSession: channel.session
-            )
+                .init(
+                    body: content.body,
+                    exchange: exchange,
+                    routingKey: routingKey,
+                    deliveryTag: getOK.delivery_tag,
+                    redelivered: getOK.redelivered != 0,
+                    properties: content.properties,
+                    consumerTag: "",
+                    messageCount: getOK.message_count,
+                    channelSession: channel.session
+                ))
         case let outcome:
             throw fail(outcome, channel: channel)
         }

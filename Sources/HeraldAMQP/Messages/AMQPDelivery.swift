@@ -9,63 +9,31 @@ import HeraldSupport
 /// tag-based calls on the consumer. The delivery remembers the channel it came on, so a settlement
 /// after that channel closed is dropped (the broker has already requeued the message) rather than
 /// sent to the wrong channel.
-public struct AMQPDelivery: Sendable, Hashable {
-    /// What the properties below read and write.
-    private struct Fields: Sendable, Hashable {
-        var body: Data
-        var exchange: String
-        var routingKey: String
-        var deliveryTag: UInt64
-        var redelivered: Bool
-        var properties: AMQPProperties
-        var consumerTag: String
-        var messageCount: UInt32?
-        var channelSession: UInt64
+public struct AMQPDelivery: SharedStorage, Sendable, Hashable {
+    /// The delivery's properties, read and written as its own (``HeraldSupport/SharedStorage``).
+    public struct Fields: Sendable, Hashable {
+        public var body: Data
+        /// The exchange the message was published to (`""` for the default exchange).
+        public var exchange: String
+        public var routingKey: String
+        /// Identifies the delivery on its channel; monotonically increasing per consumer.
+        public var deliveryTag: UInt64
+        /// True when the broker delivered this message before (to this or another consumer)
+        /// without it being acknowledged.
+        public var redelivered: Bool
+        public var properties: AMQPProperties
+        /// The consumer it was delivered to; empty for `basic.get`.
+        public var consumerTag: String
+        /// For `basic.get`: messages left in the queue after this one. `nil` for consumer
+        /// deliveries.
+        public var messageCount: UInt32?
+        /// The channel session (unique per connection) the delivery tag belongs to: set by the
+        /// connection that received the delivery, read-only.
+        let channelSession: UInt64
     }
 
-    /// Shared by every copy (``Shared``).
-    private var storage: Shared<Fields>
-
-    public var body: Data {
-        get { storage.value.body }
-        set { storage.value.body = newValue }
-    }
-    /// The exchange the message was published to (`""` for the default exchange).
-    public var exchange: String {
-        get { storage.value.exchange }
-        set { storage.value.exchange = newValue }
-    }
-    public var routingKey: String {
-        get { storage.value.routingKey }
-        set { storage.value.routingKey = newValue }
-    }
-    /// Identifies the delivery on its channel; monotonically increasing per consumer.
-    public var deliveryTag: UInt64 {
-        get { storage.value.deliveryTag }
-        set { storage.value.deliveryTag = newValue }
-    }
-    /// True when the broker delivered this message before (to this or another consumer) without
-    /// it being acknowledged.
-    public var redelivered: Bool {
-        get { storage.value.redelivered }
-        set { storage.value.redelivered = newValue }
-    }
-    public var properties: AMQPProperties {
-        get { storage.value.properties }
-        set { storage.value.properties = newValue }
-    }
-    /// The consumer it was delivered to; empty for `basic.get`.
-    public var consumerTag: String {
-        get { storage.value.consumerTag }
-        set { storage.value.consumerTag = newValue }
-    }
-    /// For `basic.get`: messages left in the queue after this one. `nil` for consumer deliveries.
-    public var messageCount: UInt32? {
-        get { storage.value.messageCount }
-        set { storage.value.messageCount = newValue }
-    }
-    /// The channel session (unique per connection) the delivery tag belongs to.
-    var channelSession: UInt64 { storage.value.channelSession }
+    /// Shared by every copy (``HeraldSupport/Shared``).
+    public var storage: Shared<Fields>
 
     /// A delivery made by hand, for tests and fakes of code that consumes. It belongs to no
     /// channel: settling it on a connection does nothing.
@@ -80,40 +48,13 @@ public struct AMQPDelivery: Sendable, Hashable {
         messageCount: UInt32? = nil
     ) {
         self.init(
-            body: body,
-            exchange: exchange,
-            routingKey: routingKey,
-            deliveryTag: deliveryTag,
-            redelivered: redelivered,
-            properties: properties,
-            consumerTag: consumerTag,
-            messageCount: messageCount,
-            channelSession: 0
-        )
-    }
-
-    init(
-        body: Data,
-        exchange: String,
-        routingKey: String,
-        deliveryTag: UInt64,
-        redelivered: Bool,
-        properties: AMQPProperties,
-        consumerTag: String,
-        messageCount: UInt32?,
-        channelSession: UInt64
-    ) {
-        storage = Shared(
             Fields(
-                body: body,
-                exchange: exchange,
-                routingKey: routingKey,
-                deliveryTag: deliveryTag,
-                redelivered: redelivered,
-                properties: properties,
-                consumerTag: consumerTag,
-                messageCount: messageCount,
-                channelSession: channelSession
+                body: body, exchange: exchange, routingKey: routingKey, deliveryTag: deliveryTag, redelivered: redelivered,
+                properties: properties, consumerTag: consumerTag, messageCount: messageCount, channelSession: 0
             ))
     }
+
+    /// A delivery received on a channel: the driver fills in every field, the channel's session
+    /// too.
+    init(_ fields: Fields) { storage = Shared(fields) }
 }

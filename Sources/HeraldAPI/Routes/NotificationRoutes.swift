@@ -33,18 +33,27 @@ struct NotificationRoutes: Sendable {
     /// badge counts the pushes after it). Reads only move forward. Answers the read position
     /// kept and the pushes still unread.
     func read(_ request: Request, _ context: APIRequestContext) async throws(APIError) -> JSONResponse {
-        let identity = try context.requireIdentity()
-        let deviceId = try request.deviceId(context, validator: validator)
-        let app = try request.app(validator: validator)
-        try request.requireJSONContentType()
-        let body = try await JSONBody.read(request, limit: maxBodyBytes, allowed: ["position"])
-        guard let position = try body.int("position", in: Self.positions) else { throw APIError(.missingField, "field 'position' is required") }
+        let (identity, deviceId, app, position) = try await devicePosition(request, context, field: "position")
         let device = try await service.device(deviceId: deviceId, app: app, userId: identity.userId)
         guard position <= device.nextPosition - 1 else {
             throw APIError(.invalidParameter, "position \(position) is after the device's last notification (\(device.nextPosition - 1))")
         }
         let state = try await markRead(deviceId: deviceId, app: app, userId: identity.userId, position: position)
         return JSONResponse(json: .object(["deviceId": .string(deviceId), "position": .int(state.position), "unread": .int(state.unread)]))
+    }
+
+    /// What the read and the resend start with: the caller, the device and app the request names,
+    /// and the one position its JSON body must carry in `field`.
+    private func devicePosition(
+        _ request: Request, _ context: APIRequestContext, field: String
+    ) async throws(APIError) -> (identity: Identity, deviceId: String, app: String?, position: Int) {
+        let identity = try context.requireIdentity()
+        let deviceId = try request.deviceId(context, validator: validator)
+        let app = try request.app(validator: validator)
+        try request.requireJSONContentType()
+        let body = try await JSONBody.read(request, limit: maxBodyBytes, allowed: [field])
+        guard let position = try body.int(field, in: Self.positions) else { throw APIError(.missingField, "field '\(field)' is required") }
+        return (identity, deviceId, app, position)
     }
 
     /// `api.badge_sync`: the notifications just read count as read on the user's other devices,
@@ -98,12 +107,7 @@ struct NotificationRoutes: Sendable {
     /// Body `{"after": N}`: sends again what the caller missed after N, or one summary push
     /// when that is more than the configured threshold.
     func resend(_ request: Request, _ context: APIRequestContext) async throws(APIError) -> ResendResponse {
-        let identity = try context.requireIdentity()
-        let deviceId = try request.deviceId(context, validator: validator)
-        let app = try request.app(validator: validator)
-        try request.requireJSONContentType()
-        let body = try await JSONBody.read(request, limit: maxBodyBytes, allowed: ["after"])
-        guard let after = try body.int("after", in: Self.positions) else { throw APIError(.missingField, "field 'after' is required") }
+        let (identity, deviceId, app, after) = try await devicePosition(request, context, field: "after")
         guard let resendHandler else {
             throw APIError(.resendUnavailable, "this server cannot send pushes; ask again later", retryAfterSeconds: 60)
         }

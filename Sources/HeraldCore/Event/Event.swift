@@ -4,43 +4,23 @@ import HeraldSupport
 /// The XML and JSON forms of one event decode to equal values.
 ///
 /// A plain value: `Sendable`, `Codable` (for the store and dead-letter tooling) and `Hashable`.
-public struct Event: Sendable, Codable, Hashable {
-    /// What the properties below read and write (coded as they are, with the same keys).
-    private struct Fields: Sendable, Codable, Hashable {
-        var id: String
-        var type: EventType
-        var dateTime: EventTimestamp
-        var filters: [EventFilter]
-        var params: [EventParameter]
+public struct Event: SharedStorage, Sendable, Codable, Hashable {
+    /// The event's properties, read and written as its own (``HeraldSupport/SharedStorage``);
+    /// coded as they are, with the same keys.
+    public struct Fields: Sendable, Codable, Hashable {
+        /// `EventId`: picks the template (seed 000 table 2 names, e.g. `TransferIssued`).
+        public var id: String
+        public var type: EventType
+        /// `EventDateTime`: when the event happened, with the producer's UTC offset.
+        public var dateTime: EventTimestamp
+        /// `EventFilters`, in document order; names may repeat.
+        public var filters: [EventFilter]
+        /// `EventParams`, in document order: order matters, names are ignored for substitution.
+        public var params: [EventParameter]
     }
 
-    /// Shared by every copy (``Shared``).
-    private var storage: Shared<Fields>
-
-    /// `EventId`: picks the template (seed 000 table 2 names, e.g. `TransferIssued`).
-    public var id: String {
-        get { storage.value.id }
-        set { storage.value.id = newValue }
-    }
-    public var type: EventType {
-        get { storage.value.type }
-        set { storage.value.type = newValue }
-    }
-    /// `EventDateTime`: when the event happened, with the producer's UTC offset.
-    public var dateTime: EventTimestamp {
-        get { storage.value.dateTime }
-        set { storage.value.dateTime = newValue }
-    }
-    /// `EventFilters`, in document order; names may repeat.
-    public var filters: [EventFilter] {
-        get { storage.value.filters }
-        set { storage.value.filters = newValue }
-    }
-    /// `EventParams`, in document order: order matters, names are ignored for substitution.
-    public var params: [EventParameter] {
-        get { storage.value.params }
-        set { storage.value.params = newValue }
-    }
+    /// Shared by every copy (``HeraldSupport/Shared``).
+    public var storage: Shared<Fields>
 
     public init(id: String, type: EventType, dateTime: EventTimestamp, filters: [EventFilter] = [], params: [EventParameter] = []) {
         storage = Shared(
@@ -54,11 +34,11 @@ public struct Event: Sendable, Codable, Hashable {
     }
 
     /// The parameter values in order: what `{0}`, `{1}`, … refer to.
-    public var parameterValues: [String] { params.map(\.value) }
+    public var parameterValues: [String] { self.params.map(\.value) }
 
     /// The values of every filter called `name`, in document order.
     public func filterValues(_ name: FilterName) -> [String] {
-        filters.compactMap { $0.name == name ? $0.value : nil }
+        self.filters.compactMap { $0.name == name ? $0.value : nil }
     }
 
     /// The `UserId` filter values.
@@ -68,7 +48,7 @@ public struct Event: Sendable, Codable, Hashable {
     /// kept on the event and reported, not dropped: recipient selection ignores them.
     public var unknownFilterNames: [String] {
         var seen: [String] = []
-        for filter in filters where !filter.name.isKnown && !seen.contains(filter.name.rawValue) {
+        for filter in self.filters where !filter.name.isKnown && !seen.contains(filter.name.rawValue) {
             seen.append(filter.name.rawValue)
         }
         return seen
@@ -80,11 +60,11 @@ public struct Event: Sendable, Codable, Hashable {
     public var isBroadcast: Bool {
         // Over the filters in place: asked for every message, and ``userIds`` makes an array.
         var hasUsers = false
-        for filter in filters where filter.name == .userId {
+        for filter in self.filters where filter.name == .userId {
             if Event.isBroadcastUserId(filter.value) { return true }
             hasUsers = true
         }
-        return !hasUsers && type == .news
+        return !hasUsers && self.type == .news
     }
 
     /// `"0"` (also written `"00"`, `" 0 "`) is the broadcast user.

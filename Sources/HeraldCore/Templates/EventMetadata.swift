@@ -2,19 +2,41 @@ import HeraldSupport
 
 /// What an event's notifications are like, apart from their text: per event id, the same in every
 /// culture and on every platform (`templates/events.json`).
-public struct EventMetadata: Sendable, Codable, Hashable {
-    /// What the properties below read and write (coded as they are, with the same keys).
-    private struct Fields: Sendable, Codable, Hashable {
-        var eventId: String
-        var tag: String?
-        var category: String?
-        var targetScreen: TargetScreen?
-        var priority: NotificationPriority
-        var sound: String?
-        var androidChannel: String?
-        var isPrivate: Bool
-        var isSilent: Bool
-        var timeToLiveSeconds: Int?
+public struct EventMetadata: SharedStorage, Sendable, Codable, Hashable {
+    /// The metadata's properties, read and written as its own (``HeraldSupport/SharedStorage``);
+    /// coded as they are, with the keys below.
+    public struct Fields: Sendable, Codable, Hashable {
+        public var eventId: String
+        /// The subscription tag (event category) the event belongs to: `account`, `wallet`,
+        /// `payments`, `invoices`, `transfers`, … Subscriptions select and mute by tag; the modern
+        /// APNs payload uses it as `thread-id` so that the notifications of one kind group
+        /// together.
+        public var tag: String?
+        /// APNs `category` (actionable notification type registered by the app), if any.
+        public var category: String?
+        /// Where a tap leads.
+        public var targetScreen: TargetScreen?
+        public var priority: NotificationPriority
+        /// A sound name (`default`) for notifications that should be heard: incoming money
+        /// (requirement 5). `nil` is silent display.
+        public var sound: String?
+        /// The Android notification channel (Android 8+) the app shows the event on, if it names
+        /// one: the channel, not the message, decides sound and importance there, so money-in
+        /// needs a channel of its own to be heard (requirement 5). Sent as FCM
+        /// `android.notification.channel_id` on visible messages and as `data.channel` on
+        /// data-only ones (see ``PayloadBuilder``). A channel the app has not created falls back
+        /// to its default.
+        public var androidChannel: String?
+        /// Sensitive content (money): FCM sends it as a data-only message without text, and the
+        /// APNs payload is marked `mutable-content` so that the app can hide details
+        /// (requirement 12).
+        public var isPrivate: Bool
+        /// Delivered without any alert (APNs background push, FCM data-only). `System` events are
+        /// silent whatever this says.
+        public var isSilent: Bool
+        /// How long the provider keeps trying to reach an offline device, in seconds; `nil` uses
+        /// the provider's default.
+        public var timeToLiveSeconds: Int?
 
         /// The same key names as `templates/events.json`.
         enum CodingKeys: String, CodingKey {
@@ -25,67 +47,8 @@ public struct EventMetadata: Sendable, Codable, Hashable {
         }
     }
 
-    /// Shared by every copy (``Shared``).
-    private var storage: Shared<Fields>
-
-    public var eventId: String {
-        get { storage.value.eventId }
-        set { storage.value.eventId = newValue }
-    }
-    /// The subscription tag (event category) the event belongs to: `account`, `wallet`,
-    /// `payments`, `invoices`, `transfers`, … Subscriptions select and mute by tag; the modern
-    /// APNs payload uses it as `thread-id` so that the notifications of one kind group together.
-    public var tag: String? {
-        get { storage.value.tag }
-        set { storage.value.tag = newValue }
-    }
-    /// APNs `category` (actionable notification type registered by the app), if any.
-    public var category: String? {
-        get { storage.value.category }
-        set { storage.value.category = newValue }
-    }
-    /// Where a tap leads.
-    public var targetScreen: TargetScreen? {
-        get { storage.value.targetScreen }
-        set { storage.value.targetScreen = newValue }
-    }
-    public var priority: NotificationPriority {
-        get { storage.value.priority }
-        set { storage.value.priority = newValue }
-    }
-    /// A sound name (`default`) for notifications that should be heard: incoming money
-    /// (requirement 5). `nil` is silent display.
-    public var sound: String? {
-        get { storage.value.sound }
-        set { storage.value.sound = newValue }
-    }
-    /// The Android notification channel (Android 8+) the app shows the event on, if it names
-    /// one: the channel, not the message, decides sound and importance there, so money-in needs
-    /// a channel of its own to be heard (requirement 5). Sent as FCM
-    /// `android.notification.channel_id` on visible messages and as `data.channel` on data-only
-    /// ones (see ``PayloadBuilder``). A channel the app has not created falls back to its default.
-    public var androidChannel: String? {
-        get { storage.value.androidChannel }
-        set { storage.value.androidChannel = newValue }
-    }
-    /// Sensitive content (money): FCM sends it as a data-only message without text, and the
-    /// APNs payload is marked `mutable-content` so that the app can hide details (requirement 12).
-    public var isPrivate: Bool {
-        get { storage.value.isPrivate }
-        set { storage.value.isPrivate = newValue }
-    }
-    /// Delivered without any alert (APNs background push, FCM data-only). `System` events are
-    /// silent whatever this says.
-    public var isSilent: Bool {
-        get { storage.value.isSilent }
-        set { storage.value.isSilent = newValue }
-    }
-    /// How long the provider keeps trying to reach an offline device, in seconds; `nil` uses
-    /// the provider's default.
-    public var timeToLiveSeconds: Int? {
-        get { storage.value.timeToLiveSeconds }
-        set { storage.value.timeToLiveSeconds = newValue }
-    }
+    /// Shared by every copy (``HeraldSupport/Shared``).
+    public var storage: Shared<Fields>
 
     public init(
         eventId: String, tag: String? = nil, category: String? = nil, targetScreen: TargetScreen? = nil,

@@ -2,52 +2,24 @@ import HeraldSupport
 
 /// A template filled with an event's parameters: what the payload builder turns into APNs or FCM
 /// JSON.
-public struct RenderedNotification: Sendable, Codable, Hashable {
-    /// What the properties below read and write (coded as they are, with the same keys).
-    private struct Fields: Sendable, Codable, Hashable {
-        var eventId: String
-        var culture: String
-        var platform: Platform
-        var title: String
-        var body: String
-        var metadata: EventMetadata
-        var isSilent: Bool
+public struct RenderedNotification: SharedStorage, Sendable, Codable, Hashable {
+    /// The notification's properties, read and written as its own
+    /// (``HeraldSupport/SharedStorage``); coded as they are, with the same keys.
+    public struct Fields: Sendable, Codable, Hashable {
+        public var eventId: String
+        /// The culture of the template that was used (after fallback).
+        public var culture: String
+        public var platform: Platform
+        /// Empty when the template has no title.
+        public var title: String
+        public var body: String
+        public var metadata: EventMetadata
+        /// No alert: the metadata says so, or the event is a `System` event.
+        public var isSilent: Bool
     }
 
-    /// Shared by every copy (``Shared``).
-    private var storage: Shared<Fields>
-
-    public var eventId: String {
-        get { storage.value.eventId }
-        set { storage.value.eventId = newValue }
-    }
-    /// The culture of the template that was used (after fallback).
-    public var culture: String {
-        get { storage.value.culture }
-        set { storage.value.culture = newValue }
-    }
-    public var platform: Platform {
-        get { storage.value.platform }
-        set { storage.value.platform = newValue }
-    }
-    /// Empty when the template has no title.
-    public var title: String {
-        get { storage.value.title }
-        set { storage.value.title = newValue }
-    }
-    public var body: String {
-        get { storage.value.body }
-        set { storage.value.body = newValue }
-    }
-    public var metadata: EventMetadata {
-        get { storage.value.metadata }
-        set { storage.value.metadata = newValue }
-    }
-    /// No alert: the metadata says so, or the event is a `System` event.
-    public var isSilent: Bool {
-        get { storage.value.isSilent }
-        set { storage.value.isSilent = newValue }
-    }
+    /// Shared by every copy (``HeraldSupport/Shared``).
+    public var storage: Shared<Fields>
 
     public init(eventId: String, culture: String, platform: Platform, title: String, body: String, metadata: EventMetadata, isSilent: Bool) {
         storage = Shared(

@@ -18,10 +18,22 @@ extension TemplateCatalog {
             let parameterCount: Int
         }
 
+        /// One table of answers, emptied when full.
+        private struct Table<Key: Hashable, Answer> {
+            private var answers: [Key: Answer] = [:]
+
+            subscript(key: Key) -> Answer? { answers[key] }
+
+            mutating func store(_ key: Key, _ answer: Answer) {
+                if answers.count >= Memo.capacity { answers.removeAll(keepingCapacity: true) }
+                answers[key] = answer
+            }
+        }
+
         private struct State {
-            var resolved: [Lookup: Result<Compiled, TemplateError>] = [:]
-            var validated: [Validation: TemplateError?] = [:]
-            var metadata: [String: EventMetadata?] = [:]
+            var resolved = Table<Lookup, Result<Compiled, TemplateError>>()
+            var validated = Table<Validation, TemplateError?>()
+            var metadata = Table<String, EventMetadata?>()
         }
 
         static let capacity = 4_096
@@ -32,10 +44,7 @@ extension TemplateCatalog {
         }
 
         func store(_ key: Lookup, _ result: Result<Compiled, TemplateError>) {
-            state.withLock { state in
-                if state.resolved.count >= Self.capacity { state.resolved.removeAll(keepingCapacity: true) }
-                state.resolved[key] = result
-            }
+            state.withLock { $0.resolved.store(key, result) }
         }
 
         /// `.some(nil)`: no such event; `nil`: not asked yet.
@@ -44,10 +53,7 @@ extension TemplateCatalog {
         }
 
         func store(_ eventId: String, _ metadata: EventMetadata?) {
-            state.withLock { state in
-                if state.metadata.count >= Self.capacity { state.metadata.removeAll(keepingCapacity: true) }
-                state.metadata[eventId] = metadata
-            }
+            state.withLock { $0.metadata.store(eventId, metadata) }
         }
 
         /// `.some(nil)`: valid; `.some(error)`: refused; `nil`: not known yet.
@@ -56,10 +62,7 @@ extension TemplateCatalog {
         }
 
         func store(_ key: Validation, _ verdict: TemplateError?) {
-            state.withLock { state in
-                if state.validated.count >= Self.capacity { state.validated.removeAll(keepingCapacity: true) }
-                state.validated[key] = verdict
-            }
+            state.withLock { $0.validated.store(key, verdict) }
         }
     }
 }

@@ -27,12 +27,12 @@ import Logging
 /// behind its own lock (the gate, the counters, the token cache), so no call needs to hop onto
 /// an executor. `send` and `submit` may be called from anywhere, concurrently. Call
 /// ``shutdown()`` when done.
-public final class APNsSender: PushSender {
+public final class APNsSender: ProviderBackedSender {
     public let configuration: APNsConfiguration
     /// When the earliest client certificate expires (`nil` with token authentication only),
     /// as read at start: the `herald_apns_certificate_expiry_timestamp_seconds` gauge.
     public let certificateExpiry: Date?
-    private let core: ProviderSender<APNsProvider>
+    let core: ProviderSender<APNsProvider>
 
     /// Validates the configuration (reading every key and certificate) and starts the HTTP
     /// clients.
@@ -48,19 +48,8 @@ public final class APNsSender: PushSender {
         self.core = ProviderSender(provider: provider, maxInFlight: configuration.maxInFlight, logger: logger)
     }
 
-    public func send(_ delivery: PushDelivery) async -> DeliveryOutcome { await core.send(delivery) }
-
-    public func submit(_ deliveries: [PushDelivery], timed completion: @escaping @Sendable (Int, DeliveryOutcome, Duration?) -> Void) {
-        core.submit(deliveries, completion: completion)
-    }
-
     /// Counters since the sender started.
     public var statistics: SenderStatistics {
         get async { core.statistics }
     }
-
-    public var concurrency: Int? { core.concurrency }
-
-    /// Stops the HTTP clients; sends in flight end with `.retryAfter`.
-    public func shutdown() async { await core.shutdown() }
 }

@@ -22,9 +22,9 @@ import Logging
 /// Thread rules: a `Sendable` class, not an actor: everything it holds is immutable or behind
 /// its own lock, so no call needs to hop onto an executor. `send` and `submit` may be called
 /// from anywhere, concurrently. Call ``shutdown()`` when done.
-public final class FCMSender: PushSender {
+public final class FCMSender: ProviderBackedSender {
     public let configuration: FCMConfiguration
-    private let core: ProviderSender<FCMProvider>
+    let core: ProviderSender<FCMProvider>
 
     /// Validates the configuration (reading every service-account file) and starts the client.
     ///
@@ -38,19 +38,8 @@ public final class FCMSender: PushSender {
         self.core = ProviderSender(provider: provider, maxInFlight: configuration.maxInFlight, logger: logger)
     }
 
-    public func send(_ delivery: PushDelivery) async -> DeliveryOutcome { await core.send(delivery) }
-
-    public func submit(_ deliveries: [PushDelivery], timed completion: @escaping @Sendable (Int, DeliveryOutcome, Duration?) -> Void) {
-        core.submit(deliveries, completion: completion)
-    }
-
     /// Counters since the sender started.
     public var statistics: SenderStatistics {
         get async { core.statistics }
     }
-
-    public var concurrency: Int? { core.concurrency }
-
-    /// Stops the HTTP client; sends in flight end with `.retryAfter`.
-    public func shutdown() async { await core.shutdown() }
 }

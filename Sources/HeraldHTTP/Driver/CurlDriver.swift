@@ -36,8 +36,8 @@ final class CurlDriver {
     ///
     /// Why not hand libcurl everything: libcurl 7.88 visits every transfer it holds on every
     /// `curl_multi_perform` and `curl_multi_poll` (one pollfd per transfer), and transfers
-    /// waiting for a stream cost it as well. Measured with 500 requests in flight per client,
-    /// that was ~20 µs of CPU per request more than with 100.
+    /// waiting for a stream cost it as well: CPU per request for nothing (docs/performance.md,
+    /// "Transfers handed to libcurl").
     private let maxActive: Int
     /// Reset easy handles kept for the next requests.
     private var idleHandles: [EasyHandle] = []

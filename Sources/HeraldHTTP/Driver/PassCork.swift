@@ -6,9 +6,9 @@ import HeraldSupport
 /// Why: libcurl 7.88 has nghttp2 write every frame to the socket as it makes it, so a pass that
 /// starts several requests sends each one's HEADERS and DATA in separate system calls and
 /// segments, and every segment costs the receiving side a wake-up and a read. Corked for the
-/// pass, they leave as a few full segments when ``release()`` uncorks (against the sandbox at
-/// 0 ms, ~10 % more deliveries per second on `herald bench`'s workload: docs/performance.md,
-/// 27 November 2026). With a provider's round trip a pass starts few requests, and two
+/// pass, they leave as a few full segments when ``release()`` uncorks (more deliveries per
+/// second against the sandbox: docs/performance.md, "A pass's writes corked together"). With a
+/// provider's round trip a pass starts few requests, and two
 /// `setsockopt` calls per connection would cost more than they save: so only passes that start
 /// at least ``minimumStarts`` requests are corked.
 ///

@@ -4,9 +4,9 @@ internal import CCurl
 /// pass ends (the C side, `herald_tls_buffer` in CCurl's shim, says how).
 ///
 /// Why: libcurl 7.88 hands OpenSSL every HTTP/2 frame on its own and OpenSSL writes each record
-/// at once, so a push cost about 2.5 system calls (its HEADERS, its DATA, window updates), each
-/// also running the receiving side's TCP input on loopback: ~15 % of the client's CPU against
-/// the sandbox. Held for the pass, 30,000 requests left in ~300 writes instead of ~75,000.
+/// at once, so a push cost several system calls (its HEADERS, its DATA, window updates), each
+/// also running the receiving side's TCP input on loopback. Held for the pass, a connection's
+/// records leave in one write (docs/performance.md, "Batched TLS writes").
 ///
 /// A connection is batched from its first response on (the handshake and the first request go
 /// as libcurl sends them), only when libcurl runs on the same OpenSSL as this process and the

@@ -104,13 +104,7 @@ public final class APNsStandIn: Sendable {
         case .accepted(let topic, let delay):
             let token = deviceToken ?? ""
             book.countAccepted(token)
-            recorder.record(
-                RecordedPush(
-                    provider: .apns, time: clock(), connectionID: request.connectionID, streamID: request.streamID, path: request.path,
-                    headers: Self.recordedHeaders(request), body: request.body, token: token, app: topic,
-                    bodyIsJSONObject: true
-                )
-            )
+            recorder.record(RecordedPush(accepted: request, provider: .apns, time: clock(), token: token, app: topic))
             return .now(ServerResponse(status: 200, headers: [("apns-id", apnsID)]), after: delay)
         case .rejected(let rejection, let delay):
             if let deviceToken, !deviceToken.isEmpty { book.countRejection(deviceToken, reason: rejection.reason) }
@@ -245,14 +239,5 @@ public final class APNsStandIn: Sendable {
             if count > 36 { return false }
         }
         return count == 36
-    }
-
-    static func recordedHeaders(_ request: ServerRequest) -> [String: String] {
-        var headers: [String: String] = [:]
-        for field in request.headers {
-            let name = field.name.lowercased()
-            headers[name] = name == "authorization" ? String(field.value.prefix(20)) + "…" : field.value
-        }
-        return headers
     }
 }

@@ -81,13 +81,7 @@ public final class FCMStandIn: Sendable {
         case .success:
             let token = token ?? ""
             book.countAccepted(token)
-            recorder.record(
-                RecordedPush(
-                    provider: .fcm, time: clock(), connectionID: request.connectionID, streamID: request.streamID, path: request.path,
-                    headers: APNsStandIn.recordedHeaders(request), body: request.body, token: token, app: project,
-                    bodyIsJSONObject: true
-                )
-            )
+            recorder.record(RecordedPush(accepted: request, provider: .fcm, time: clock(), token: token, app: project))
             let id = messageCounter.add(1, ordering: .relaxed).newValue
             return .now(.json(Array(#"{"name":"projects/\#(projectID)/messages/0:\#(id)%sandbox"}"#.utf8)), after: delay)
         case .failure(let rejection):

@@ -83,3 +83,19 @@ public struct RecordedPush: Sendable {
         line.append(contentsOf: "}\n".utf8)
     }
 }
+
+extension RecordedPush {
+    /// A request a stand-in accepted, as recorded: its connection, stream, path, headers (names
+    /// lower-case, `authorization` shortened: a record file is no place for a credential) and
+    /// body, which the stand-in has parsed as a JSON object.
+    init(accepted request: ServerRequest, provider: Provider, time: Date, token: String, app: String) {
+        var headers: [String: String] = [:]
+        for field in request.headers {
+            let name = field.name.lowercased()
+            headers[name] = name == "authorization" ? String(field.value.prefix(20)) + "…" : field.value
+        }
+        self.init(
+            provider: provider, time: time, connectionID: request.connectionID, streamID: request.streamID, path: request.path, headers: headers,
+            body: request.body, token: token, app: app, bodyIsJSONObject: true)
+    }
+}

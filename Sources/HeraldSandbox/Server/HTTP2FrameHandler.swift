@@ -27,8 +27,8 @@ import X509
 /// Flushes: answers written while the connection's read burst is handled are flushed once, at
 /// `channelReadComplete` (one TLS record and one `write(2)` for the burst); an answer written
 /// later (a response delay's timer, an async handler) is flushed at once. (Deferring those
-/// flushes to the end of the event-loop tick, to join answers whose timers fire together,
-/// measured slower under h2load at 30 ms: 50–61 % of in-flight ÷ 30 ms against 94–96 %.)
+/// flushes to the end of the event-loop tick, to join answers whose timers fire together, was
+/// slower under h2load: docs/performance.md, "The sandbox flushes a delayed answer at once".)
 ///
 /// Thread rules: a channel handler: NIO calls it on the connection's event loop only, and every
 /// answer is written on that loop (``ServerConnection/answer(_:on:write:)``).

@@ -5,9 +5,9 @@ import Synchronization
 /// sent the moment its chunk is planned.
 ///
 /// Why: sent through the pool, a chunk's claim could only go once the previous claim's answer
-/// had come back to the worker and been fanned out (measured: 2.3 ms a chunk in the worker
-/// against 1.3 ms in the database); queued on one session, claims run back to back in the
-/// database, in submission order, so positions still follow arrival order.
+/// had come back to the worker and been fanned out, which took longer than the claim itself
+/// (docs/performance.md, "Claims on a session of their own"); queued on one session, claims run
+/// back to back in the database, in submission order, so positions still follow arrival order.
 ///
 /// The order also holds across a claim that needs a second step: one that failed, or found a
 /// known message (its resumed deliveries reserve positions in another statement), holds the

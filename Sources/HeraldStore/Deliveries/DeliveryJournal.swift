@@ -408,13 +408,12 @@ public struct DeliveryJournal: Sendable {
     /// shared by several users).
     ///
     /// `skippingKnown`: a known key is skipped (`ON CONFLICT DO NOTHING`, a speculative insertion
-    /// per row: measured ~13 µs a row against ~9 µs for the plain insert, which fails on a known
-    /// key instead). Only that statement must find out which messages are new before it counts
+    /// per row, dearer than the plain insert, which fails on a known key instead:
+    /// docs/performance.md, "The claim that skips known messages"). Only that statement must find out which messages are new before it counts
     /// positions, so it takes each delivery's message ordinal and device (`$6`, `$7`) and counts
     /// the new ones' by device itself. The plain statement makes every message new or fails, so
     /// it takes each device once with its count (`$6`, `$7`, ``ClaimRequest``): no join or
-    /// grouping per delivery (~10 % of the statement's time in a micro-benchmark of 500-delivery
-    /// claims, docs/performance.md).
+    /// grouping per delivery (docs/performance.md, "The claim without its per-delivery join").
     static func claimSQL(countingUnread: Bool, skippingKnown: Bool) -> String {
         switch (countingUnread, skippingKnown) {
         case (false, false): plainClaimSQL
@@ -512,12 +511,11 @@ public struct DeliveryJournal: Sendable {
     /// The INSERT of a batch's rows (``rowParameters(_:)``). With `sharing`, the bodies that
     /// several rows share (``SharedPayloads``, `$11`–`$13`) are written to `message_payloads` in
     /// the same statement, so a row never names a digest whose body is not stored. They come as
-    /// arrays of their own: reading the rows' arrays twice (a materialized CTE) cost ~0.7 µs a
-    /// row more than the plain INSERT (a micro-benchmark of 500-row batches: 3.97–4.31 against
-    /// 3.25–3.48 µs). They are written in key order: two batches in flight may both write the
-    /// bodies of the same two broadcasts, and each waits for the other's uncommitted row; in
-    /// arrival order that could cross (seen once as a deadlock, SQLSTATE 40P01, during a
-    /// 1,000,000-message backlog run).
+    /// arrays of their own: reading the rows' arrays twice (a materialized CTE) cost more per row
+    /// than the plain INSERT (docs/performance.md, "Shared bodies as arrays of their own"). They
+    /// are written in key order: two batches in flight may both write the bodies of the same two
+    /// broadcasts, and each waits for the other's uncommitted row; in arrival order that could
+    /// cross (seen once as a deadlock, SQLSTATE 40P01, during a large backlog run).
     private static func rowsSQL(sharing: Bool) -> String {
         let rows = """
             INSERT INTO journal (device_ref, position, message_id, user_id, state, attempts, provider_id, last_error, payload, payload_digest)

@@ -323,8 +323,8 @@ public struct DeviceRepository: Sendable {
     /// An import of ``bulkImportSize`` devices or more then analyzes the device tables: into a
     /// new installation, it would otherwise be planned from the statistics of nearly empty tables
     /// until autovacuum comes by, and each chunk's subscription read in the worker would hash
-    /// every device instead of looking its users up (measured 1.0–1.7 against 0.2–0.6 ms a chunk
-    /// with 10,000 devices, docs/performance.md).
+    /// every device instead of looking its users up, several times slower a chunk
+    /// (docs/performance.md, "The device tables' statistics").
     @discardableResult
     public func importDevices(_ registrations: [DeviceRegistration], chunkSize: Int = 2000) async throws(StoreError) -> Int {
         guard !registrations.isEmpty else { return 0 }

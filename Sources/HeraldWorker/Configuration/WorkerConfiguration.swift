@@ -30,25 +30,25 @@ public struct WorkerConfiguration: Sendable {
     /// Most messages the intake takes from the consumer's buffer in one chunk (one subscription
     /// lookup, one dedupe call and one claim call per chunk). Small against the prefetch window:
     /// every message of a chunk waits for the whole chunk's planning and claim, and the messages
-    /// in the worker are part of the window (measured with prefetch 500: 150 against 500, the
-    /// pipeline +8 %, less CPU per delivery in all three processes; 80 no better).
+    /// in the worker are part of the window (a chunk well below the window made the pipeline
+    /// faster and cheaper in all three processes; a much smaller one no better:
+    /// docs/performance.md, "Chunks smaller than the window").
     public var maxChunk: Int
     /// Most delivery outcomes recorded in one store call.
     public var recordBatchSize: Int
     /// Store calls in flight at once for outcome records. One by default: writes then end in the
     /// order they began, so a message's acknowledgement never waits behind an older message whose
     /// rows are in a slower write running beside it. With two, a newer batch often finished first
-    /// and its messages' acks were held or went one by one (a fifth of all acks; measured:
-    /// RabbitMQ −0.8 µs and PostgreSQL −0.8 µs per delivery with one, throughput +4 %).
+    /// and its messages' acks were held or went one by one (one write at a time is cheaper for
+    /// RabbitMQ and PostgreSQL alike: docs/performance.md, "One record write at a time").
     public var recordConcurrency: Int
     /// How long outcomes wait for more before they are written, when no write is in flight and
     /// fewer than ``recordLingerBelow`` are queued. With real providers answers trickle in, and
-    /// each write of a few cost PostgreSQL a statement and a commit: the real senders' runs took
-    /// ~35 µs of its CPU per delivery against ~17 with the null sender's full batches; a 5 ms
-    /// wait brought it to ~26 and the deliveries/s up 11 % at the median of six pairs
-    /// (docs/performance.md, "Outcomes wait up to 5 ms for company"). It moves no delivery's
-    /// sending, only its record and its message's acknowledgement: the window for a resend after
-    /// a crash grows by at most this (docs/architecture.md, "Guarantees"). `.zero` writes at once.
+    /// each write of a few cost PostgreSQL a statement and a commit; a short wait for company
+    /// makes fuller writes, cheaper for PostgreSQL and faster in all (docs/performance.md,
+    /// "Outcomes wait up to 5 ms for company"). It moves no delivery's sending, only its record
+    /// and its message's acknowledgement: the window for a resend after a crash grows by at most
+    /// this (docs/architecture.md, "Guarantees"). `.zero` writes at once.
     public var recordLinger: Duration
     /// A queue of outcomes this long is written at once, without ``recordLinger``'s wait.
     public var recordLingerBelow: Int

@@ -18,7 +18,8 @@ import Synchronization
 ///
 /// And by user: while the snapshot is known current (``current()``), targeted events take their
 /// users' subscriptions from it rather than reading them from the database again (each chunk's
-/// read of its uncached users, 827 reads in a drain of 100,000 events of `herald bench`).
+/// read of its uncached users: docs/performance.md, "Targeted events from the broadcast
+/// audience").
 final class BroadcastAudience: Sendable {
     struct Snapshot: Sendable {
         let all: [Subscription]

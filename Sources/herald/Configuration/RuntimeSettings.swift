@@ -155,25 +155,25 @@ extension RuntimeSettings {
     /// into exit status 1 by the caller.
     static func withStore<T>(_ settings: Settings, logger: Logger, _ body: (Store) async throws -> T) async throws -> T {
         let store = try Store(configuration: try store(settings), logger: logger)
-        do {
-            let result = try await body(store)
-            await store.close()
-            return result
-        } catch {
-            await store.close()
-            throw error
-        }
+        return try await using(store, close: { await $0.close() }, body)
     }
 
     /// Connects to the broker of `settings`, runs `body`, closes the connection.
     static func withBroker<T>(_ settings: Settings, logger: Logger, name: String, _ body: (AMQPConnection) async throws -> T) async throws -> T {
         let connection = try await AMQPConnection.connect(try amqp(settings, connectionName: name), logger: logger)
+        return try await using(connection, close: { await $0.close() }, body)
+    }
+
+    /// Runs `body` with `resource`, then closes it, whether `body` returned or threw.
+    private static func using<Resource, T>(
+        _ resource: Resource, close: (Resource) async -> Void, _ body: (Resource) async throws -> T
+    ) async throws -> T {
         do {
-            let result = try await body(connection)
-            await connection.close()
+            let result = try await body(resource)
+            await close(resource)
             return result
         } catch {
-            await connection.close()
+            await close(resource)
             throw error
         }
     }

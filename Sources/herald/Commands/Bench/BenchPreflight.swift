@@ -6,7 +6,7 @@ import HeraldPostgres
 /// delivery), and only the worker that holds the backlog lock sends it:
 /// - rows left in `backlog` by an earlier run that did not finish would be sent to this run's
 ///   sender, or never, and the drain would wait for them (a providers run once failed its check
-///   because of 18,107 such rows); they are refused, or deleted with `--discard-backlog`
+///   because of such rows); they are refused, or deleted with `--discard-backlog`
 ///   together with their `queued` journal rows;
 /// - another session holding an advisory lock in the database (a worker, or another bench)
 ///   could hold the backlog lock, and this run's backlog would then not be sent at all.

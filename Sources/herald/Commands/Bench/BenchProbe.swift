@@ -93,7 +93,7 @@ struct BenchProbe: Sendable {
     /// Counts the children each has waited for: a PostgreSQL backend or autovacuum worker that
     /// ends between two readings moves its CPU into the postmaster's, so the sum only grows.
     /// Without that, a process that ended took its earlier CPU out of the difference (one round
-    /// measured PostgreSQL at 7.7 µs per delivery between rounds of 11.1 and 11.2).
+    /// then measured PostgreSQL far cheaper than the rounds on either side of it).
     static func cpuSeconds(ofProcessesNamed name: String) -> Double? {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
         var total = 0.0
