@@ -56,7 +56,7 @@ struct HealthRoutesTests {
 
     @Test func metricsRendersTheRegistry() async throws {
         let registry = PrometheusCollectorRegistry()
-        registry.makeCounter(name: "herald_test_total").increment()
+        registry.makeCounter(descriptor: MetricNameDescriptor(metricName: "herald_test", unitName: "total", helpText: "A counter of the test.")).increment()
         try await APIFixture.with(metrics: { registry.emitToBuffer() }) { api in
             let reply = try await api.client.send(.get, "/metrics")
             #expect(reply.status == 200)
