@@ -83,6 +83,12 @@ final class PartitionIngest: Sendable {
         }
     }
 
+    /// Sleeps one jittered ``WorkerConfiguration/ingestRetryInterval`` (less if stopping) before
+    /// the ingest is looked at again.
+    private func waitForNextLook() async {
+        _ = await stop.sleep(for: configuration.ingestRetryInterval * Double.random(in: 0.8...1.2))
+    }
+
     /// Waits until the ingest is free (no process holds the main queue's exclusive consumer, no
     /// partition queue beyond ours exists), then ingests. Returns the error when the connection
     /// was lost, nil when stopping.
@@ -102,7 +108,7 @@ final class PartitionIngest: Sendable {
                             LogKey.queue: "\(beyond)", LogKey.partitions: "\(layout.count)",
                         ])
                 }
-                _ = await stop.sleep(for: configuration.ingestRetryInterval * Double.random(in: 0.8...1.2))
+                await waitForNextLook()
                 continue
             } catch  where error.code == .notFound {
                 refusedForCount = false
@@ -126,7 +132,7 @@ final class PartitionIngest: Sendable {
                             LogKey.queue: "\(layout.topology.queue)", LogKey.retryEvery: "\(configuration.ingestRetryInterval)",
                         ])
                 }
-                _ = await stop.sleep(for: configuration.ingestRetryInterval * Double.random(in: 0.8...1.2))
+                await waitForNextLook()
                 continue
             } catch {
                 return error
