@@ -182,6 +182,36 @@ struct EngineCoreTests {
         #expect(h.sent.count == 1, "the next owner sends it from its row")
     }
 
+    @Test func aPartitionTakenBackWithADeliveryInFlightReadsOnAfterItAndSendsItOnce() {
+        var h = H(H.settings(partitions: 4))
+        let alice = OrderingKey(userId: "alice", platform: .ios)
+        let scope = UserBacklogs.scope(of: alice, partitions: 4)
+        func queued(_ seq: Int64) -> Delivery {
+            let delivery = H.delivery("alice", seq, hasPendingRow: true)
+            delivery.backlogPlace = BacklogPlace(orderKey: UserBacklogs.text(alice), seq: seq)
+            return delivery
+        }
+        h.turn([.backlogAcquired(scope, [(alice, Int64(1))])])
+        let first = queued(1)
+        h.turn([.backlogRead(alice, [first], upTo: 1)])
+        #expect(h.last.sends.map(\.position) == [1])
+
+        // The handover gave up waiting, another worker held the partition, and it came back
+        // while the first delivery was still in flight: its row is still in the table.
+        h.turn([.backlogLeaving(scope)])
+        #expect(h.last.leftScopes.isEmpty, "a delivery of the partition is in the lanes")
+        h.turn([.backlogGone(scope), .backlogAcquired(scope, [(alice, Int64(2))])])
+        let read = h.last.backlogReads.first?.first
+        #expect(read?.after == 1, "read on after the delivery in flight, not it again")
+
+        let second = queued(2)
+        h.turn([.backlogRead(alice, [second], upTo: 2)])
+        #expect(h.last.sends.isEmpty, "behind its user's delivery in flight")
+        h.answer([first], .sent)
+        h.recordsDurable()
+        #expect(h.sent.map(\.position) == [1, 2], "each once, in order")
+    }
+
     // MARK: Provider outages
 
     private static let breaker = CircuitBreaker.Policy(

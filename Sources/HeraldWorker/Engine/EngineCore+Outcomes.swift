@@ -72,10 +72,8 @@ extension EngineCore {
     mutating func complete(_ delivery: Delivery, released: inout [Lanes.Release]) {
         guard let ticket = delivery.ticket else { return }
         delivery.ticket = nil
-        if backlog.has(ticket.user) {
-            if delivery.backlogPlace != nil { backlog.leftTheLanes(ticket.user) }
-            backlogTouched.insert(ticket.user)
-        }
+        if delivery.backlogPlace != nil { backlog.leftTheLanes(ticket.user) }
+        if backlog.has(ticket.user) { backlogTouched.insert(ticket.user) }
         // A ticket completed twice would be a bug here; the scheduler refuses it without
         // corrupting the order, and nothing more can be done about it at run time.
         try? scheduler.complete(ticket, into: &released)

@@ -57,19 +57,9 @@ final class MessageTracker: Sendable {
 
     func register(_ messages: [TrackedMessage]) {
         state.withLock { state in
-            guard let first = messages.first else { return }
-            // A batch comes from one consumer: one count to update (a mixed one counts each).
-            let source = Source(first)
-            var sameSource = 0
-            for message in messages {
-                guard state.messages.updateValue(message, forKey: ObjectIdentifier(message)) == nil else { continue }
-                if message.session == source.session, message.queue == source.queue {
-                    sameSource += 1
-                } else {
-                    state.unsettled[Source(message), default: 0] += 1
-                }
+            for message in messages where state.messages.updateValue(message, forKey: ObjectIdentifier(message)) == nil {
+                state.unsettled[Source(message), default: 0] += 1
             }
-            state.unsettled[source, default: 0] += sameSource
         }
     }
 
@@ -164,14 +154,10 @@ final class MessageTracker: Sendable {
         }
     }
 
-    /// Whether a live message still waits for `delivery` (or a joiner is on its way): false once
-    /// every message that wanted it belonged to a lost connection. The broker has requeued
-    /// those, perhaps to another process, so sending it now could send twice or out of order.
-    func isAwaited(_ delivery: Delivery) -> Bool {
-        areAwaited([delivery])[0]
-    }
-
-    /// ``isAwaited(_:)`` of many, under one lock.
+    /// Whether a live message still waits for each delivery (or a joiner is on its way), under
+    /// one lock: false once every message that wanted it belonged to a lost connection. The
+    /// broker has requeued those, perhaps to another process, so sending it now could send twice
+    /// or out of order.
     func areAwaited(_ deliveries: [Delivery]) -> [Bool] {
         state.withLock { state in
             deliveries.map { delivery in

@@ -48,16 +48,13 @@ struct UserBacklogs {
         var readLimit = 0
         /// In ``UserBacklogs/waitingForRead``.
         var waitsForRead = false
-        /// One of its deliveries is in the lanes (sent, parked for a retry or its breaker), not
-        /// terminal yet: the user's next delivery must still queue behind it.
-        var inLanes = false
         /// The next read's first delivery may have been sent just before this worker took the
         /// backlog over (a crash, a lost lock): ask before sending it again.
         var headInDoubt = false
 
         /// Whether durable deliveries wait in the database only.
         var hasDropped: Bool { droppedUpTo.map { $0 > readUpTo } ?? false }
-        var isDone: Bool { window.isEmpty && !hasDropped && writing == 0 && !reading && !inLanes }
+        var isDone: Bool { window.isEmpty && !hasDropped && writing == 0 && !reading }
     }
 
     /// A read the engine should start.
@@ -89,6 +86,11 @@ struct UserBacklogs {
     /// The place the next queued delivery takes (any user).
     private var nextSeq: Int64 = 1
     private var orders: [OrderingKey: Order] = [:]
+    /// The place of each user's queued delivery in the lanes here (sent, parked for a retry or
+    /// its breaker), not terminal yet: the user's next delivery must still queue behind it, and
+    /// its row is still in the table. Kept when the user's scope is forgotten, because the
+    /// delivery is still this worker's: a scope taken back reads on after it, not it again.
+    private var inLanes: [OrderingKey: Int64] = [:]
     /// Deliveries in all windows.
     private(set) var inMemory = 0
     private var readsUnderWay = 0
@@ -196,14 +198,14 @@ struct UserBacklogs {
         var taken: [Delivery] = []
         while taken.count < room, let next = order.window.popFirst() { taken.append(next) }
         inMemory -= taken.count
-        if !taken.isEmpty { order.inLanes = true }
+        if let last = taken.last?.backlogPlace?.seq { inLanes[user] = last }
         orders[user] = order
         return taken
     }
 
     /// `user`'s delivery taken into the lanes ended there (its outcome is terminal).
     mutating func leftTheLanes(_ user: OrderingKey) {
-        orders[user]?.inLanes = false
+        if !inLanes.isEmpty { inLanes[user] = nil }
     }
 
     /// The read `user` needs now (its window is empty and deliveries wait in the database), if
@@ -272,20 +274,22 @@ struct UserBacklogs {
     /// Forgets `user`'s backlog if nothing of it is left; true if it did.
     @discardableResult
     mutating func endIfDone(_ user: OrderingKey) -> Bool {
-        guard let order = orders[user], order.isDone else { return false }
+        guard let order = orders[user], order.isDone, inLanes[user] == nil else { return false }
         orders[user] = nil
         return true
     }
 
     /// This worker took `scope`'s backlog: these users (of that scope) have deliveries queued up
     /// to these places. The first of each may have been sent by the previous holder just before
-    /// it went.
+    /// it went. A user whose delivery is still in the lanes here (the scope was taken back
+    /// before its outcome) reads on after that delivery's place: its row is read again only once
+    /// its record is durable, so it cannot go out twice from this worker.
     mutating func acquired(_ queued: [(user: OrderingKey, lastSeq: Int64)], scope: Int = 0) {
         // Taken after another holder (or for the first time): what this worker knew may be stale.
         forget(scope: scope)
         holdings[scope] = .held
         for (user, lastSeq) in queued {
-            var order = orders[user] ?? Order(scope: scope, readUpTo: 0)
+            var order = orders[user] ?? Order(scope: scope, readUpTo: inLanes[user] ?? 0)
             nextSeq = max(nextSeq, lastSeq + 1)
             order.droppedUpTo = max(order.droppedUpTo ?? lastSeq, lastSeq)
             order.headInDoubt = true
@@ -306,12 +310,9 @@ struct UserBacklogs {
     /// `scope`'s partition is being handed over: its deliveries are still queued (its messages
     /// must settle), none sent; no more go to the lanes, so those there now are the last.
     mutating func leave(scope: Int) {
-        guard holdings[scope] != nil else {
-            leavingInLanes[scope] = []  // nothing of it here: left at once
-            return
-        }
-        holdings[scope] = .leaving
-        leavingInLanes[scope] = Set(orders.lazy.filter { $0.value.scope == scope && $0.value.inLanes }.map(\.key))
+        if holdings[scope] != nil { holdings[scope] = .leaving }
+        let partitions = partitions
+        leavingInLanes[scope] = Set(inLanes.keys.filter { Self.scope(of: $0, partitions: partitions) == scope })
     }
 
     /// Whether nothing of `scope`'s backlog is in the lanes here any more, since ``leave(scope:)``,
@@ -320,7 +321,7 @@ struct UserBacklogs {
     mutating func hasLeft(scope: Int) -> Bool {
         guard var users = leavingInLanes[scope] else { return true }
         if !users.isEmpty {
-            users = users.filter { orders[$0]?.inLanes == true }
+            users = users.filter { inLanes[$0] != nil }
             leavingInLanes[scope] = users
         }
         return users.isEmpty && recording[scope] == nil
@@ -349,8 +350,8 @@ struct UserBacklogs {
     }
 
     /// Another worker holds `scope`'s backlog (or will): whoever it is sends what is queued.
-    /// Writes under way finish (their messages are acknowledged: the rows exist). Returns the
-    /// deliveries that were in its windows.
+    /// Writes under way finish (their messages are acknowledged: the rows exist); deliveries in
+    /// the lanes stay known (``inLanes``). Returns the deliveries that were in its windows.
     @discardableResult
     mutating func forget(scope: Int = 0) -> [Delivery] {
         holdings[scope] = nil
