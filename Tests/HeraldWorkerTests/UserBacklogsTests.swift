@@ -263,6 +263,29 @@ struct UserBacklogsTests {
         #expect(backlogs.inMemory == 0)
     }
 
+    /// A delivery handed to the lanes is still this worker's when its scope is forgotten (a
+    /// handover cut short, a lock taken by another): leaving the scope again waits for it, and
+    /// the scope taken back reads on after its place.
+    @Test func aDeliveryInTheLanesOutlivesItsForgottenScope() {
+        var backlogs = UserBacklogs(memoryAllowance: 1, windowSize: 8)
+        backlogs.acquired([])
+        _ = queue(2, of: alice, into: &backlogs)
+        #expect(backlogs.take(for: alice, room: 1).map(\.position) == [1])
+        _ = backlogs.forget()
+        backlogs.leave(scope: 0)
+        let waits = !backlogs.hasLeft(scope: 0)
+        #expect(waits, "not held, but its delivery is in the lanes here")
+
+        backlogs.acquired([(user: alice, lastSeq: 2)])
+        let read = backlogs.readNeeded(for: alice)
+        #expect(read?.after == 1, "its row is still there: read on after it")
+        let open = !backlogs.endIfDone(alice)
+        #expect(open)
+        backlogs.leftTheLanes(alice)
+        let left = backlogs.hasLeft(scope: 0)
+        #expect(left)
+    }
+
     @Test func orderKeysParseBackWhateverTheUserId() {
         for user in [OrderingKey(userId: "a:b/c", platform: .android), OrderingKey(userId: "", platform: .ios), alice] {
             #expect(UserBacklogs.user(UserBacklogs.text(user)) == user)
