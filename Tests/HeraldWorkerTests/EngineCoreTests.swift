@@ -212,6 +212,26 @@ struct EngineCoreTests {
         #expect(h.sent.map(\.position) == [1, 2], "each once, in order")
     }
 
+    @Test func aDeliveryAnsweredAfterItsPartitionWentIsNoLongerWaitedFor() {
+        var h = H(H.settings(partitions: 4))
+        let alice = OrderingKey(userId: "alice", platform: .ios)
+        let scope = UserBacklogs.scope(of: alice, partitions: 4)
+        h.turn([.backlogAcquired(scope, [(alice, Int64(1))])])
+        let first = H.delivery("alice", 1, hasPendingRow: true)
+        first.backlogPlace = BacklogPlace(orderKey: UserBacklogs.text(alice), seq: 1)
+        h.turn([.backlogRead(alice, [first], upTo: 1)])
+        #expect(h.last.sends.map(\.position) == [1])
+        h.turn([.backlogGone(scope)])
+        h.answer([first], .sent)
+        h.recordsDurable()
+        #expect(h.rows(of: first).map(\.state) == [.sent], "answered while its partition was another worker's")
+
+        h.turn([.backlogLeaving(scope)])
+        #expect(h.last.leftScopes == [scope], "nothing of the partition is in the lanes any more")
+        h.turn([.backlogAcquired(scope, [(alice, Int64(2))])])
+        #expect(h.last.backlogReads.first?.first?.after == 0, "nothing in flight to read on after")
+    }
+
     // MARK: Provider outages
 
     private static let breaker = CircuitBreaker.Policy(

@@ -264,8 +264,8 @@ struct UserBacklogsTests {
     }
 
     /// A delivery handed to the lanes is still this worker's when its scope is forgotten (a
-    /// handover cut short, a lock taken by another): leaving the scope again waits for it, and
-    /// the scope taken back reads on after its place.
+    /// handover cut short, a lock taken by another): leaving the scope waits for it, the scope
+    /// taken back reads on after its place, and the user's backlog ends only once it is answered.
     @Test func aDeliveryInTheLanesOutlivesItsForgottenScope() {
         var backlogs = UserBacklogs(memoryAllowance: 1, windowSize: 8)
         backlogs.acquired([])
@@ -279,11 +279,15 @@ struct UserBacklogsTests {
         backlogs.acquired([(user: alice, lastSeq: 2)])
         let read = backlogs.readNeeded(for: alice)
         #expect(read?.after == 1, "its row is still there: read on after it")
+        backlogs.read(for: alice, [], upTo: nil)
         let open = !backlogs.endIfDone(alice)
-        #expect(open)
+        #expect(open, "nothing left to read, but its delivery is still in the lanes")
+        backlogs.leave(scope: 0)
+        let stillWaits = !backlogs.hasLeft(scope: 0)
+        #expect(stillWaits)
         backlogs.leftTheLanes(alice)
-        let left = backlogs.hasLeft(scope: 0)
-        #expect(left)
+        let left = backlogs.hasLeft(scope: 0), ended = backlogs.endIfDone(alice)
+        #expect(left && ended)
     }
 
     @Test func orderKeysParseBackWhateverTheUserId() {
