@@ -17,7 +17,7 @@ struct ResendPlanner: Sendable {
     func pushes(
         for entries: [NotificationLogEntry], missed: Int, after: Int, device: Device, token: String, userId: String,
         catalog: TemplateCatalog?, now: Date, unread: Int? = nil
-    ) throws(APIError) -> [ResendPush] {
+    ) throws(APIError) -> [PushDelivery] {
         guard missed > 0 else { return [] }
         if missed > configuration.summaryThreshold {
             return [try summary(missed: missed, after: after, device: device, token: token, userId: userId, catalog: catalog, now: now)]
@@ -27,7 +27,7 @@ struct ResendPlanner: Sendable {
             else {
                 return nil
             }
-            return ResendPush(
+            return PushDelivery(
                 deviceId: device.deviceId, userId: entry.userId, eventId: entry.eventId ?? "", position: Int64(entry.position),
                 target: PushTarget(platform: device.platform, token: token, userId: entry.userId, app: device.app), payload: payload
             )
@@ -55,7 +55,7 @@ struct ResendPlanner: Sendable {
 
     private func summary(
         missed: Int, after: Int, device: Device, token: String, userId: String, catalog: TemplateCatalog?, now: Date
-    ) throws(APIError) -> ResendPush {
+    ) throws(APIError) -> PushDelivery {
         let event = Event(
             id: configuration.summaryEventId, type: .notification, dateTime: EventTimestamp(date: now),
             filters: [], params: [EventParameter(name: "count", value: String(missed))]
@@ -74,13 +74,13 @@ struct ResendPlanner: Sendable {
         } catch {
             throw APIError(.internalError, "internal error", underlying: error)
         }
-        return ResendPush(deviceId: device.deviceId, userId: userId, eventId: event.id, position: 0, target: target, payload: payload)
+        return PushDelivery(deviceId: device.deviceId, userId: userId, eventId: event.id, position: 0, target: target, payload: payload)
     }
 
     /// A badge-only push for another device of the user whose reads moved (`api.badge_sync`):
     /// APNs `{"aps":{"badge":N}}` (an alert push without alert or sound: only the icon
     /// changes), FCM a data-only message `{"badge":"N","silent":"1"}`.
-    static func badgePush(_ read: PropagatedRead, userId: String) -> ResendPush {
+    static func badgePush(_ read: PropagatedRead, userId: String) -> PushDelivery {
         let key = DeliveryKey(
             messageKey: "herald.badge:\(read.state.position)", deviceId: read.deviceId, userId: userId,
             app: read.app)
@@ -104,7 +104,7 @@ struct ResendPlanner: Sendable {
                 apns: nil, deliveryKey: key, wasShortened: false
             )
         }
-        return ResendPush(
+        return PushDelivery(
             deviceId: read.deviceId, userId: userId, eventId: "herald.badge", position: 0,
             target: PushTarget(platform: read.platform, token: read.token, userId: userId, app: read.app),
             payload: payload

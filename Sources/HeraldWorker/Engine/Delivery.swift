@@ -7,7 +7,7 @@ import HeraldSupport
 /// Ownership (why `@unchecked Sendable` is safe): the claim stage creates it and fills the
 /// `let`s, then hands it to the ``DeliveryEngine`` once, through its mailbox (a lock: a
 /// happens-before edge); from then on only the engine's task reads or writes the `var`s. The
-/// sender sees a ``HeraldDelivery/PushDelivery`` copy, and completion callbacks only carry the
+/// sender sees a ``HeraldCore/PushDelivery`` copy, and completion callbacks only carry the
 /// reference back through the mailbox. ``waiters`` is the exception: it is read and written
 /// only under the ``MessageTracker``'s lock.
 final class Delivery: @unchecked Sendable {

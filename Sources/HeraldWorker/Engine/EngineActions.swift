@@ -1,4 +1,4 @@
-import HeraldDelivery
+import HeraldCore
 
 /// What one turn of the ``EngineCore`` decided that leaves it: sends, journal and backlog
 /// writes, backlog reads, lookups, the messages' bookkeeping and acknowledgements, the next

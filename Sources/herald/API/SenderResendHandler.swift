@@ -6,11 +6,7 @@ import HeraldDelivery
 struct SenderResendHandler: ResendHandler {
     let sender: any PushSender
 
-    func send(_ push: ResendPush) async -> DeliveryOutcome {
-        await sender.send(
-            PushDelivery(
-                deliveryKey: push.payload.deliveryKey, deviceId: push.deviceId, userId: push.userId, eventId: push.eventId,
-                position: push.position, target: push.target, payload: push.payload
-            ))
+    func send(_ push: PushDelivery) async -> DeliveryOutcome {
+        await sender.send(push)
     }
 }

@@ -54,16 +54,16 @@ struct APIFixture: Sendable {
 
 /// A resend handler that records what it was asked to send and answers a scripted outcome.
 final class RecordingResendHandler: ResendHandler {
-    private let state = Mutex<(pushes: [ResendPush], outcome: DeliveryOutcome)>(([], .sent))
+    private let state = Mutex<(pushes: [PushDelivery], outcome: DeliveryOutcome)>(([], .sent))
 
-    func send(_ push: ResendPush) async -> DeliveryOutcome {
+    func send(_ push: PushDelivery) async -> DeliveryOutcome {
         state.withLock { state in
             state.pushes.append(push)
             return state.outcome
         }
     }
 
-    var pushes: [ResendPush] { state.withLock { $0.pushes } }
+    var pushes: [PushDelivery] { state.withLock { $0.pushes } }
 
     func answer(_ outcome: DeliveryOutcome) { state.withLock { $0.outcome = outcome } }
 }

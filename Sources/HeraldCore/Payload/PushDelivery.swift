@@ -1,6 +1,5 @@
-import HeraldCore
-
-/// One notification for one device, ready to send: what a ``PushSender`` receives.
+/// One notification for one device, ready to send: what HeraldDelivery's `PushSender` receives,
+/// from the worker's engine and from the API's resend route alike.
 public struct PushDelivery: Sendable, Hashable {
     public var deliveryKey: DeliveryKey
     public var deviceId: String
@@ -25,6 +24,14 @@ public struct PushDelivery: Sendable, Hashable {
         self.position = position
         self.target = target
         self.payload = payload
+    }
+
+    /// A push whose collapse id is its payload's (``PushPayload/deliveryKey``): a logged payload
+    /// sent again, a summary or badge push.
+    public init(deviceId: String, userId: String, eventId: String, position: Int64, target: PushTarget, payload: PushPayload) {
+        self.init(
+            deliveryKey: payload.deliveryKey, deviceId: deviceId, userId: userId, eventId: eventId, position: position, target: target,
+            payload: payload)
     }
 
     public var platform: Platform { target.platform }
