@@ -18,7 +18,7 @@ import Testing
     @Test func theTokenCarriesWhatAppleDocuments() async throws {
         let clock = ManualClock(Date(timeIntervalSince1970: 1_700_000_000.75))
         let provider = APNsTokenProvider(key: Self.key, clock: clock)
-        let token = try await provider.token()
+        let token = try await provider.value()
         let header = try Self.decodeSegment(token, 0)
         let claims = try Self.decodeSegment(token, 1)
         #expect(header["alg"] as? String == "ES256")
@@ -31,13 +31,13 @@ import Testing
     @Test func reusedUntilTheRefreshIntervalThenRenewed() async throws {
         let clock = ManualClock()
         let provider = APNsTokenProvider(key: Self.key, clock: clock, refreshInterval: .seconds(50 * 60))
-        let first = try await provider.token()
+        let first = try await provider.value()
         clock.advance(by: 49 * 60)
-        #expect(try await provider.token() == first)
+        #expect(try await provider.value() == first)
         clock.advance(by: 60)
-        let second = try await provider.token()
+        let second = try await provider.value()
         #expect(second != first)
-        #expect(provider.tokensGenerated == 2)
+        #expect(provider.refreshes == 2)
         // The interval is clamped to Apple's window: never under 20 minutes.
         #expect(APNsTokenProvider(key: Self.key, refreshInterval: .seconds(60)).refreshInterval == .seconds(20 * 60))
         #expect(APNsTokenProvider(key: Self.key, refreshInterval: .seconds(7200)).refreshInterval == .seconds(55 * 60))
@@ -46,26 +46,26 @@ import Testing
     @Test func invalidationUnderConcurrencyMakesOneNewTokenAndIsRateLimited() async throws {
         let clock = ManualClock()
         let provider = APNsTokenProvider(key: Self.key, clock: clock, minimumForcedRefreshInterval: .seconds(60))
-        let first = try await provider.token()
+        let first = try await provider.value()
         let tokens = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<500 {
                 group.addTask {
                     provider.invalidate(first)
-                    return try await provider.token()
+                    return try await provider.value()
                 }
             }
             return try await group.reduce(into: Set<String>()) { $0.insert($1) }
         }
         #expect(tokens.count == 1)
         #expect(!tokens.contains(first))
-        #expect(provider.tokensGenerated == 2)
+        #expect(provider.refreshes == 2)
         // A second forced refresh within a minute is refused; after it, allowed.
         let second = try #require(tokens.first)
         #expect(provider.invalidate(second) == false)
-        #expect(try await provider.token() == second)
+        #expect(try await provider.value() == second)
         clock.advance(by: 61)
         #expect(provider.invalidate(second) == true)
-        #expect(try await provider.token() != second)
+        #expect(try await provider.value() != second)
         // A stale token (not the current one) invalidates nothing.
         #expect(provider.invalidate(first) == false)
     }
@@ -75,15 +75,15 @@ import Testing
     @Test func theCachedTokenFollowsTheProvider() async throws {
         let clock = ManualClock()
         let provider = APNsTokenProvider(key: Self.key, clock: clock)
-        #expect(provider.cachedToken() == nil)
-        let token = try await provider.token()
-        #expect(provider.cachedToken() == token)
+        #expect(provider.cachedValue() == nil)
+        let token = try await provider.value()
+        #expect(provider.cachedValue() == token)
         clock.advance(by: 51 * 60)
-        #expect(provider.cachedToken() == nil, "older than the refresh interval")
-        let fresh = try await provider.token()
-        #expect(provider.cachedToken() == fresh)
+        #expect(provider.cachedValue() == nil, "older than the refresh interval")
+        let fresh = try await provider.value()
+        #expect(provider.cachedValue() == fresh)
         #expect(provider.invalidate(fresh))
-        #expect(provider.cachedToken() == nil)
+        #expect(provider.cachedValue() == nil)
     }
 }
 

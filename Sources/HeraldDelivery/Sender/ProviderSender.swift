@@ -63,7 +63,7 @@ final class ProviderSender<Provider: PushProvider>: Sendable {
     /// opened.
     var statistics: SenderStatistics {
         var snapshot = counters.withLock { $0 }
-        snapshot.credentialsIssued = provider.credentials.reduce(0) { $0 + $1.cache.refreshes }
+        snapshot.credentialsIssued = provider.credentials.reduce(0) { $0 + $1.refreshes }
         snapshot.connectionsOpened = provider.clients.reduce(0) { $0 + $1.statistics.connectionsOpened }
         return snapshot
     }
@@ -112,11 +112,11 @@ final class ProviderSender<Provider: PushProvider>: Sendable {
         var request = prepared.request
         let bearer: String?
         if let credential = prepared.credential {
-            guard let value = credential.cache.cachedValue() else {
+            guard let value = credential.cachedValue() else {
                 // None yet, or it is too old or was refused: make one (a task, once per refresh).
                 Task { [self] in
                     do {
-                        _ = try await credential.refreshedValue()
+                        _ = try await credential.value()
                         transmit(prepared, refreshedCredential: refreshedCredential, completion: completion)
                     } catch {
                         completion(provider.outcome(credentialError: error, logger: logger), nil)
@@ -142,7 +142,7 @@ final class ProviderSender<Provider: PushProvider>: Sendable {
             if let bearer, let credential = prepared.credential, let refusal = provider.credentialRefusal(in: response) {
                 if !refreshedCredential {
                     counters.withLock { $0.credentialRetries += 1 }
-                    if credential.cache.invalidate(bearer) { provider.logInvalidated(credential, after: refusal, logger: logger) }
+                    if credential.invalidate(bearer) { provider.logInvalidated(credential, after: refusal, logger: logger) }
                     transmit(prepared, refreshedCredential: true, completion: completion)
                     return
                 }

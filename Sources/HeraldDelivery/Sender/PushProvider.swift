@@ -41,23 +41,6 @@ protocol PushProvider: Sendable {
     func outcome(of error: any Error) -> DeliveryOutcome
 }
 
-/// A source of the bearer credential a provider's requests carry: its ``CachedCredential``,
-/// read on the hot path, and the (single-flight) refresh a sender awaits when the cache has
-/// none.
-protocol ProviderCredential: Sendable {
-    var cache: CachedCredential<String> { get }
-    /// The credential to send now, made or fetched when the cache has none.
-    func refreshedValue() async throws -> String
-}
-
-extension APNsTokenProvider: ProviderCredential {
-    nonisolated func refreshedValue() async throws -> String { try await token() }
-}
-
-extension FCMAccessTokenProvider: ProviderCredential {
-    nonisolated func refreshedValue() async throws -> String { try await accessToken() }
-}
-
 /// A delivery made ready by its ``PushProvider``: the request without its credential, the
 /// client that carries it, and the credential to attach (`nil`: none, an APNs app with a
 /// client certificate).

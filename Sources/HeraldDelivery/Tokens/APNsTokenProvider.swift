@@ -7,19 +7,17 @@ import JWTKit
 ///
 /// Apple rejects a token older than an hour (`ExpiredProviderToken`) and one refreshed more
 /// often than every 20 minutes (`TooManyProviderTokenUpdates`), so the token is reused until it
-/// is ``refreshInterval`` old (20–55 minutes, default 50). ``invalidate(_:)`` — called when Apple
-/// answered `ExpiredProviderToken` or `InvalidProviderToken` — forces one new token even if the
-/// current one is younger: only the first call for a given token counts, and concurrent callers
-/// of ``token()`` wait for the one token being made, so 500 concurrent rejections cause exactly
-/// one new token. Forced refreshes happen at most once per ``minimumForcedRefreshInterval``, so
-/// that a key Apple keeps refusing cannot make Herald sign a token per request.
-///
-/// ``cachedToken()`` reads the current token without an actor hop (a lock), for the senders'
-/// batch path; only when it has none does a sender await ``token()``.
+/// is ``refreshInterval`` old (20–55 minutes, default 50). Invalidating it (``ProviderCredential``)
+/// — when Apple answered `ExpiredProviderToken` or `InvalidProviderToken` — forces one new token
+/// even if the current one is younger: only the first call for a given token counts, and
+/// concurrent callers wait for the one token being made, so 500 concurrent rejections cause
+/// exactly one new token. Forced refreshes happen at most once per
+/// ``minimumForcedRefreshInterval``, so that a key Apple keeps refusing cannot make Herald sign a
+/// token per request.
 ///
 /// Thread rules: an actor (its signing keys); the cache has its own lock, so only signing hops
 /// onto it. Call it from anywhere. The clock is injectable for tests.
-public actor APNsTokenProvider {
+public actor APNsTokenProvider: ProviderCredential {
     public nonisolated let key: APNsSigningKey
     public nonisolated let refreshInterval: Duration
     public nonisolated let minimumForcedRefreshInterval: Duration
@@ -43,29 +41,10 @@ public actor APNsTokenProvider {
         self.cache = CachedCredential(clock: clock, minimumForcedRefreshInterval: minimumForcedRefreshInterval)
     }
 
-    /// Tokens signed so far.
-    public nonisolated var tokensGenerated: Int { cache.refreshes }
-
-    /// The token to send now: the cached one, or a new one when it is too old or was invalidated.
+    /// A new token, usable for ``refreshInterval`` from the second it carries.
     ///
     /// - Throws: the signing library's error (never expected once the key has loaded).
-    public nonisolated func token() async throws -> String {
-        try await cache.value { try await self.sign() }
-    }
-
-    /// The current token if it may be sent now (neither too old nor invalidated), else nil:
-    /// then ``token()`` makes one.
-    public nonisolated func cachedToken() -> String? { cache.cachedValue() }
-
-    /// Apple refused `token` as expired or invalid: the next ``token()`` makes a new one, unless
-    /// `token` is no longer the current token (another caller already handled it) or the last
-    /// forced refresh was less than ``minimumForcedRefreshInterval`` ago. Returns whether this
-    /// call invalidated the token.
-    @discardableResult
-    public nonisolated func invalidate(_ token: String) -> Bool { cache.invalidate(token) }
-
-    /// A new token, usable for ``refreshInterval`` from the second it carries.
-    private func sign() async throws -> CachedCredential<String>.Fresh {
+    func refresh() async throws -> CachedCredential<String>.Fresh {
         if !keysReady {
             await keys.add(ecdsa: key.privateKey, kid: JWKIdentifier(string: key.keyID))
             keysReady = true

@@ -11,17 +11,15 @@ import Logging
 /// `aud` = `token_uri`, `iat`, `exp` = `iat` + 3600, header `kid` = `private_key_id`), posts it
 /// to `token_uri` as `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=…`, and
 /// reuses the access token (a ``CachedCredential``) until ``refreshMargin`` before it expires.
-/// Concurrent callers share one exchange: 1,000 sends at start-up fetch one token. ``invalidate(_:)`` (FCM answered 401)
-/// drops the token once, however many requests saw the 401.
-///
-/// ``cachedAccessToken()`` reads the cached token without an actor hop (a lock), for the
-/// senders' batch path; only when it has none does a sender await ``accessToken()``.
+/// Concurrent callers share one exchange: 1,000 sends at start-up fetch one token. Invalidating it
+/// (``ProviderCredential``; FCM answered 401) drops the token once, however many requests saw the
+/// 401.
 ///
 /// Thread rules: an actor (its signing keys); the cache (a ``CachedCredential``) has its own
 /// lock, so only a fetch hops onto it. Call it from anywhere. The clock is injectable for tests.
 ///
-/// Errors: ``accessToken()`` throws ``FCMAccessTokenError`` when the exchange fails.
-public actor FCMAccessTokenProvider {
+/// Errors: a refresh throws ``FCMAccessTokenError`` when the exchange fails.
+public actor FCMAccessTokenProvider: ProviderCredential {
     /// The OAuth2 scope FCM HTTP v1 needs.
     public static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
@@ -49,28 +47,11 @@ public actor FCMAccessTokenProvider {
         self.cache = CachedCredential(clock: clock, refreshMargin: refreshMargin)
     }
 
-    /// Access tokens obtained so far.
-    public nonisolated var tokensFetched: Int { cache.refreshes }
-
-    /// The access token to send now, fetching one when none is cached or it is about to expire.
+    /// A new access token from the token endpoint, with the lifetime Google gave it.
     ///
     /// - Throws: ``FCMAccessTokenError`` (the endpoint refused, answered nonsense, or could not be
     ///   reached), or `CancellationError`.
-    public nonisolated func accessToken() async throws -> String {
-        try await cache.value { try await self.fetch() }
-    }
-
-    /// The cached token if it is not about to expire, else nil: then ``accessToken()``
-    /// fetches one.
-    public nonisolated func cachedAccessToken() -> String? { cache.cachedValue() }
-
-    /// FCM refused `token` (401): the next ``accessToken()`` fetches a new one, unless another
-    /// caller already replaced it. Returns whether this call dropped the token.
-    @discardableResult
-    public nonisolated func invalidate(_ token: String) -> Bool { cache.invalidate(token) }
-
-    /// A new access token from the token endpoint, with the lifetime Google gave it.
-    private func fetch() async throws -> CachedCredential<String>.Fresh {
+    func refresh() async throws -> CachedCredential<String>.Fresh {
         if !keysReady {
             await keys.add(rsa: account.privateKey, digestAlgorithm: .sha256, kid: account.privateKeyID.map { JWKIdentifier(string: $0) })
             keysReady = true
