@@ -33,20 +33,15 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, CustomDebugS
         code == .unavailable || code == .timeout || code == .contention
     }
 
-    public var description: String {
-        var text = "StoreError.\(code)"
-        if let operation { text += " in \(operation)" }
-        if !message.isEmpty { text += ": \(message)" }
-        if let underlying { text += " (\(underlying.description))" }
-        return text
-    }
+    public var description: String { text(underlying.map { " (\($0.description))" }) }
 
-    public var debugDescription: String {
+    public var debugDescription: String { text(underlying.map { "\n  underlying: \($0.debugDescription)" }) }
+
+    private func text(_ underlying: String?) -> String {
         var text = "StoreError.\(code)"
         if let operation { text += " in \(operation)" }
         if !message.isEmpty { text += ": \(message)" }
-        if let underlying { text += "\n  underlying: \(underlying.debugDescription)" }
-        return text
+        return text + (underlying ?? "")
     }
 }
 
