@@ -292,8 +292,9 @@ public struct DeliveryJournal: Sendable {
 
     /// One row per delivery (device and position), as writing them in order would leave it: the
     /// first terminal one, else the last. An upsert that meets its key twice fails the whole
-    /// statement (SQLSTATE 21000), and two rows can come together: a backlog row re-read by a
-    /// worker that took its partition back while its first copy was still in flight.
+    /// statement (SQLSTATE 21000), so a batch that carries two records of one delivery (two
+    /// copies in flight at once, which the engine avoids but the store does not rely on) must
+    /// not fail for it.
     static func onePerDelivery(_ records: [DeliveryRecord]) -> [DeliveryRecord] {
         struct Key: Hashable {
             let deviceRef: Int64

@@ -86,7 +86,7 @@ final class PartitionIngest: Sendable {
     /// Sleeps one jittered ``WorkerConfiguration/ingestRetryInterval`` (less if stopping) before
     /// the ingest is looked at again.
     private func waitForNextLook() async {
-        _ = await stop.sleep(for: configuration.ingestRetryInterval * Double.random(in: 0.8...1.2))
+        _ = await stop.sleep(for: configuration.ingestRetryInterval.jittered)
     }
 
     /// Waits until the ingest is free (no process holds the main queue's exclusive consumer, no

@@ -83,7 +83,7 @@ struct PartitionOwnership: Sendable {
                     }
                 }
                 owned.set(Set(readers.keys), logger: logger, layout: layout)
-                guard await stop.sleep(for: configuration.partitionBalanceInterval * Double.random(in: 0.8...1.2)) else { break }
+                guard await stop.sleep(for: configuration.partitionBalanceInterval.jittered) else { break }
             }
             // The session ends: its locks go once the connection is closed.
             for partition in readers.keys { backlogs?.gone(partition) }

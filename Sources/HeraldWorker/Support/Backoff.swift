@@ -12,10 +12,16 @@ struct Backoff: Sendable {
 
     /// The next delay (jittered), doubling the base for the call after.
     mutating func next() -> Duration {
-        let delay = current * Double.random(in: 0.8...1.2)
+        let delay = current.jittered
         current = min(current * 2, maximum)
         return delay
     }
 
     mutating func reset() { current = initial }
+}
+
+extension Duration {
+    /// This long, ±20 % at random: retries and periodic looks of several processes spread out
+    /// instead of meeting.
+    var jittered: Duration { self * Double.random(in: 0.8...1.2) }
 }
