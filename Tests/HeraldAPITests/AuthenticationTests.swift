@@ -2,7 +2,6 @@ import Crypto
 import CryptoExtras
 import Foundation
 import HTTPTypes
-import HeraldAPI
 import HeraldCore
 import HeraldPostgres
 import HeraldStore
@@ -12,6 +11,8 @@ import JWTKit
 import Logging
 import Synchronization
 import Testing
+
+@testable import HeraldAPI
 
 /// Bearer tokens: JWTs (HS256/RS256/ES256, algorithm pinned, times with leeway) and opaque
 /// tokens through introspection; rate limits.

@@ -1,11 +1,11 @@
 import Foundation
 import HTTPTypes
 import HeraldCore
-import HeraldStore
 import HeraldTesting
 import Testing
 
 @testable import HeraldAPI
+@testable import HeraldStore
 
 /// `PUT /v1/devices/{id}/read` and `markRead`: what the app has read, which the badge counts from.
 @Suite("/v1 read positions and the badge")

@@ -2,9 +2,9 @@ import Foundation
 import HeraldAMQP
 import HeraldStore
 import HeraldTesting
-import HeraldWorker
 import Testing
 
+@testable import HeraldWorker
 @testable import herald
 
 /// `herald dlq replay` chooses dead letters by reason, event and time, and says how far it is.

@@ -1,8 +1,9 @@
 import HeraldCore
 import HeraldPostgres
-import HeraldStore
 import HeraldTesting
 import Testing
+
+@testable import HeraldStore
 
 @Suite("Store migrations")
 struct MigrationTests {

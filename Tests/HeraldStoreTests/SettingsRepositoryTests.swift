@@ -1,6 +1,7 @@
-import HeraldStore
 import HeraldTesting
 import Testing
+
+@testable import HeraldStore
 
 @Suite("SettingsRepository")
 struct SettingsRepositoryTests {

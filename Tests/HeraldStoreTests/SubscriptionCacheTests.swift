@@ -1,8 +1,9 @@
 import HeraldCore
-import HeraldStore
 import HeraldTesting
 import Synchronization
 import Testing
+
+@testable import HeraldStore
 
 /// The cache's own rules, with a fake loader (no database).
 @Suite("SubscriptionCache")

@@ -2,10 +2,11 @@ import Foundation
 import HeraldAMQP
 import HeraldCore
 import HeraldPostgres
-import HeraldStore
 import HeraldTesting
 import HeraldWorker
 import Testing
+
+@testable import HeraldStore
 
 /// The unread badge (seed 000 requirement 8): each push carries how many pushes its user has
 /// not read on the device, counted in the claim from the read positions the app reports.

@@ -1,6 +1,6 @@
-import HeraldStore
 import Testing
 
+@testable import HeraldStore
 @testable import HeraldWorker
 
 /// The fair-share arithmetic of partition ownership, without services: shares add up to K, each

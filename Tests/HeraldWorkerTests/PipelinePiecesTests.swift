@@ -1,12 +1,12 @@
 import Foundation
 import HeraldAMQP
-import HeraldCore
 import HeraldPostgres
 import HeraldStore
 import HeraldTesting
 import Synchronization
 import Testing
 
+@testable import HeraldCore
 @testable import HeraldWorker
 
 /// Unit tests of the pipeline's pieces: no broker, no database.

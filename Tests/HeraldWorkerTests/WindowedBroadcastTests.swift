@@ -1,10 +1,11 @@
 import Foundation
 import HeraldAMQP
 import HeraldCore
-import HeraldStore
 import HeraldTesting
 import HeraldWorker
 import Testing
+
+@testable import HeraldStore
 
 /// Broadcasts whose audience does not fit in memory (`worker.broadcast_memory`; 0 here) are
 /// written down, acknowledged, and sent a window of devices at a time; a worker that goes away

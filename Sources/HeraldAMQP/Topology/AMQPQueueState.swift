@@ -8,11 +8,4 @@ public struct AMQPQueueState: Sendable, Hashable {
     public var consumerCount: UInt32
     /// Set when the queue already existed with other arguments and was used as it is.
     public var warning: AMQPTopologyWarning?
-
-    public init(name: String, messageCount: UInt32, consumerCount: UInt32, warning: AMQPTopologyWarning? = nil) {
-        self.name = name
-        self.messageCount = messageCount
-        self.consumerCount = consumerCount
-        self.warning = warning
-    }
 }

@@ -13,12 +13,6 @@ public struct AMQPTopologyWarning: Sendable, Hashable, CustomStringConvertible {
     /// The broker's reply text, e.g. `PRECONDITION_FAILED - inequivalent arg 'x-queue-type' …`.
     public var brokerMessage: String
 
-    public init(kind: Kind, name: String, brokerMessage: String) {
-        self.kind = kind
-        self.name = name
-        self.brokerMessage = brokerMessage
-    }
-
     public var description: String {
         "\(kind) '\(name)' exists with other arguments and is used as it is: \(brokerMessage)"
     }

@@ -6,12 +6,6 @@ public struct Identity: Sendable, Hashable {
     public var zoneId: String?
     public var branchId: String?
 
-    public init(userId: String, zoneId: String? = nil, branchId: String? = nil) {
-        self.userId = userId
-        self.zoneId = zoneId
-        self.branchId = branchId
-    }
-
     /// A user id, zone or branch from a token must be 1…128 characters without control
     /// characters (they become database keys and log metadata).
     static func isAcceptable(_ value: String) -> Bool {

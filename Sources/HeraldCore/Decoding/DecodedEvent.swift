@@ -3,11 +3,5 @@
 public struct DecodedEvent: Sendable, Hashable {
     public var event: Event
     public var format: EventFormat
-    public var notes: [DecodingNote]
-
-    public init(event: Event, format: EventFormat, notes: [DecodingNote] = []) {
-        self.event = event
-        self.format = format
-        self.notes = notes
-    }
+    public var notes: [DecodingNote] = []
 }

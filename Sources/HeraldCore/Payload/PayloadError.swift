@@ -17,13 +17,6 @@ public struct PayloadError: Error, Sendable, Hashable, CustomStringConvertible, 
     public var platform: Platform
     public var reason: String
 
-    public init(code: Code, eventId: String, platform: Platform, reason: String) {
-        self.code = code
-        self.eventId = eventId
-        self.platform = platform
-        self.reason = reason
-    }
-
     public var description: String { "\(code) for event \(eventId.prefix(128)) (platform \(platform)): \(reason)" }
     public var debugDescription: String { "PayloadError(\(description))" }
 }

@@ -14,12 +14,6 @@ public struct RecipientSelectionError: Error, Sendable, Hashable, CustomStringCo
     public var eventId: String
     public var reason: String
 
-    public init(code: Code, eventId: String, reason: String) {
-        self.code = code
-        self.eventId = eventId
-        self.reason = reason
-    }
-
     public var description: String { "\(code) for event \(eventId.prefix(64)): \(reason)" }
     public var debugDescription: String { "RecipientSelectionError(code: \(code), eventId: \(String(reflecting: eventId)), reason: \(reason))" }
 }

@@ -33,15 +33,6 @@ public struct TemplateError: Error, Sendable, Hashable, CustomStringConvertible,
     public var source: String?
     public var reason: String
 
-    public init(code: Code, eventId: String? = nil, culture: String? = nil, platform: Platform? = nil, source: String? = nil, reason: String) {
-        self.code = code
-        self.eventId = eventId
-        self.culture = culture
-        self.platform = platform
-        self.source = source
-        self.reason = reason
-    }
-
     /// `noTemplate for event EVENT 006 (culture ru-RU, platform ios): …`.
     public var description: String {
         var s = code.rawValue

@@ -11,19 +11,8 @@ public struct HTTPClientStatistics: Sendable, Hashable {
     public var inFlight: Int
     /// TLS connections whose writes the driver holds until its pass ends (from their first
     /// response on; 0 where batching does not apply: see the client's driver).
-    public var connectionsBatched: Int
+    public var connectionsBatched: Int = 0
     /// `send(2)` calls that carried those connections' held writes: far fewer than their requests
     /// when many go at once.
-    public var batchedWrites: Int
-
-    public init(
-        connectionsOpened: Int, requestsCompleted: Int, requestsFailed: Int, inFlight: Int, connectionsBatched: Int = 0, batchedWrites: Int = 0
-    ) {
-        self.connectionsOpened = connectionsOpened
-        self.requestsCompleted = requestsCompleted
-        self.requestsFailed = requestsFailed
-        self.inFlight = inFlight
-        self.connectionsBatched = connectionsBatched
-        self.batchedWrites = batchedWrites
-    }
+    public var batchedWrites: Int = 0
 }

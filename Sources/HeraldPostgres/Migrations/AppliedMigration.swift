@@ -6,11 +6,4 @@ public struct AppliedMigration: Sendable, Hashable {
     public let name: String
     public let checksum: String
     public let appliedAt: Date
-
-    public init(version: Int, name: String, checksum: String, appliedAt: Date) {
-        self.version = version
-        self.name = name
-        self.checksum = checksum
-        self.appliedAt = appliedAt
-    }
 }

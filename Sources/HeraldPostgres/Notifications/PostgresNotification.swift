@@ -4,10 +4,4 @@ public struct PostgresNotification: Sendable, Hashable {
     public let payload: String
     /// The server process id of the session that sent it.
     public let backendPID: Int32
-
-    public init(channel: String, payload: String, backendPID: Int32) {
-        self.channel = channel
-        self.payload = payload
-        self.backendPID = backendPID
-    }
 }

@@ -10,14 +10,6 @@ public struct PostgresCell: Sendable {
     public let columnName: String
     public let columnIndex: Int
 
-    public init(bytes: ArraySlice<UInt8>, isNull: Bool, dataType: PostgresDataType, columnName: String, columnIndex: Int) {
-        self.bytes = bytes
-        self.isNull = isNull
-        self.dataType = dataType
-        self.columnName = columnName
-        self.columnIndex = columnIndex
-    }
-
     /// The field as a string (UTF-8, as the connection's client encoding guarantees).
     public var text: String { String(decoding: bytes, as: UTF8.self) }
 

@@ -11,11 +11,6 @@ public struct CertificateError: Error, Sendable, CustomStringConvertible {
     public var code: Code
     public var detail: String
 
-    public init(code: Code, detail: String) {
-        self.code = code
-        self.detail = detail
-    }
-
     static func invalidHost(_ host: String) -> CertificateError {
         CertificateError(code: .invalidHost, detail: "not a DNS name or IP address: \(host)")
     }

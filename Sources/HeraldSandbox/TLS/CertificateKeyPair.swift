@@ -5,11 +5,6 @@ public struct CertificateKeyPair: Sendable, Hashable {
     public let certificatePEM: String
     public let privateKeyPEM: String
 
-    public init(certificatePEM: String, privateKeyPEM: String) {
-        self.certificatePEM = certificatePEM
-        self.privateKeyPEM = privateKeyPEM
-    }
-
     /// Writes the certificate and the key (the key readable by the owner only).
     ///
     /// - Throws: the file system's error.

@@ -46,12 +46,4 @@ public struct BroadcastProgress: Sendable, Hashable, Codable {
     public var waiting: Int64
     /// Failed for good, or the token is dead.
     public var failed: Int64
-
-    public init(done: Bool, selected: Int64, sent: Int64, waiting: Int64, failed: Int64) {
-        self.done = done
-        self.selected = selected
-        self.sent = sent
-        self.waiting = waiting
-        self.failed = failed
-    }
 }

@@ -51,11 +51,5 @@ public struct ClaimAnswer: Sendable, Hashable {
     /// With ``ClaimBatch/countsUnread``, per delivery that got a position: how many pushes its
     /// user has not read on its device, this one included (the app badge; see
     /// ``DeliveryJournal/claim(_:)``). Empty otherwise.
-    public var unread: [Int?]
-
-    public init(messageIds: [Int64?], positions: [Int64?], unread: [Int?] = []) {
-        self.messageIds = messageIds
-        self.positions = positions
-        self.unread = unread
-    }
+    public var unread: [Int?] = []
 }

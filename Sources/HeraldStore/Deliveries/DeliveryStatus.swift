@@ -23,24 +23,4 @@ public struct DeliveryStatus: Sendable, Hashable {
     /// When the message arrived; when this row was last written.
     public var receivedAt: Date
     public var recordedAt: Date
-
-    public init(
-        deliveryKey: DeliveryKey?, messageKey: String, deviceId: String?, app: String?, platform: Platform?, userId: String, eventId: String?,
-        position: Int, state: DeliveryState, attempts: Int, providerId: String?, lastError: String?, receivedAt: Date, recordedAt: Date
-    ) {
-        self.deliveryKey = deliveryKey
-        self.messageKey = messageKey
-        self.deviceId = deviceId
-        self.app = app
-        self.platform = platform
-        self.userId = userId
-        self.eventId = eventId
-        self.position = position
-        self.state = state
-        self.attempts = attempts
-        self.providerId = providerId
-        self.lastError = lastError
-        self.receivedAt = receivedAt
-        self.recordedAt = recordedAt
-    }
 }

@@ -9,11 +9,6 @@ public struct ReadState: Sendable, Hashable {
     public var position: Int
     /// Pushes sent to the device for the user (or broadcast) after it.
     public var unread: Int
-
-    public init(position: Int, unread: Int) {
-        self.position = position
-        self.unread = unread
-    }
 }
 
 /// A read reported on a device: the state after it, and the read position before it (what
@@ -22,11 +17,6 @@ public struct ReadMove: Sendable, Hashable {
     public var state: ReadState
     /// 0 when the user had never reported a read on the device.
     public var previousPosition: Int
-
-    public init(state: ReadState, previousPosition: Int) {
-        self.state = state
-        self.previousPosition = previousPosition
-    }
 }
 
 extension DeviceRepository {

@@ -19,13 +19,6 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, CustomDebugS
     /// The database error behind this one, if any.
     public var underlying: PostgresError?
 
-    public init(code: Code, message: String, operation: String? = nil, underlying: PostgresError? = nil) {
-        self.code = code
-        self.message = message
-        self.operation = operation
-        self.underlying = underlying
-    }
-
     /// Whether the same call may succeed later (database unreachable or restarting, a
     /// timeout, a deadlock or serialization failure): retry with backoff. Everything else
     /// fails the same way again.

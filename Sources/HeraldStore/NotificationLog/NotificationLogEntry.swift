@@ -12,13 +12,4 @@ public struct NotificationLogEntry: Sendable, Hashable {
     /// The exact payload sent to the provider.
     public var payload: String
     public var createdAt: Date
-
-    public init(position: Int, deliveryKey: DeliveryKey, userId: String, eventId: String?, payload: String, createdAt: Date) {
-        self.position = position
-        self.deliveryKey = deliveryKey
-        self.userId = userId
-        self.eventId = eventId
-        self.payload = payload
-        self.createdAt = createdAt
-    }
 }

@@ -35,12 +35,6 @@ public final class PartitionLocks: Sendable {
         /// Each partition held, by the session that holds it.
         public var owners: [Int: Int32]
 
-        public init(me: Int32, members: Set<Int32>, owners: [Int: Int32]) {
-            self.me = me
-            self.members = members
-            self.owners = owners
-        }
-
         /// The partitions this worker holds.
         public var mine: Set<Int> { Set(owners.filter { $0.value == me }.keys) }
     }

@@ -4,16 +4,9 @@ import Foundation
 public struct UserSettings: Sendable, Hashable {
     public var userId: String
     /// The app-wide switch: `false` means the user receives nothing.
-    public var pushesEnabled: Bool
+    public var pushesEnabled: Bool = true
     /// Tags the user does not want, on every device (stored lowercase).
-    public var mutedTags: Set<String>
+    public var mutedTags: Set<String> = []
     /// When they last changed; `nil` for a user who never changed them (the defaults).
     public var updatedAt: Date?
-
-    public init(userId: String, pushesEnabled: Bool = true, mutedTags: Set<String> = [], updatedAt: Date? = nil) {
-        self.userId = userId
-        self.pushesEnabled = pushesEnabled
-        self.mutedTags = mutedTags
-        self.updatedAt = updatedAt
-    }
 }

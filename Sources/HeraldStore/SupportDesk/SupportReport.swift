@@ -9,11 +9,6 @@ public struct SupportDelivery: Sendable, Hashable {
     /// device is gone or has no token.
     public var shortToken: String?
 
-    public init(status: DeliveryStatus, shortToken: String?) {
-        self.status = status
-        self.shortToken = shortToken
-    }
-
     /// `sent`, `retrying`, `token_dead`, `failed` (what `herald deliveries` prints).
     /// `retrying` for a pending row; `deferred` while its provider's circuit breaker keeps it in
     /// the wait queue; otherwise the journal's state.
@@ -72,13 +67,6 @@ public struct MessageReport: Sendable, Hashable {
     public var deliveries: [SupportDelivery]
     /// Dead letters recorded with this key (the reason it was refused).
     public var deadLetters: [DeadLetter]
-
-    public init(messageKey: String, copies: [Copy], deliveries: [SupportDelivery], deadLetters: [DeadLetter]) {
-        self.messageKey = messageKey
-        self.copies = copies
-        self.deliveries = deliveries
-        self.deadLetters = deadLetters
-    }
 
     /// Neither received nor dead-lettered within the retention.
     public var isUnknown: Bool { copies.isEmpty && deadLetters.isEmpty }
@@ -148,13 +136,6 @@ public struct UserDeliveriesReport: Sendable, Hashable {
     public var deliveries: [SupportDelivery]
     /// More matched than the limit.
     public var hasMore: Bool
-
-    public init(userId: String, since: Date, deliveries: [SupportDelivery], hasMore: Bool) {
-        self.userId = userId
-        self.since = since
-        self.deliveries = deliveries
-        self.hasMore = hasMore
-    }
 
     public var json: JSONValue {
         .object([

@@ -13,17 +13,4 @@ public struct DeadLetterEntry: Sendable, Hashable {
     public var messageId: String?
     public var contentType: String?
     public var bodySize: Int
-
-    public init(
-        id: String?, code: String?, reason: String?, eventId: String?, failedAt: Date?, messageId: String?, contentType: String?, bodySize: Int
-    ) {
-        self.id = id
-        self.code = code
-        self.reason = reason
-        self.eventId = eventId
-        self.failedAt = failedAt
-        self.messageId = messageId
-        self.contentType = contentType
-        self.bodySize = bodySize
-    }
 }

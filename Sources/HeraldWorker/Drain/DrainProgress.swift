@@ -5,25 +5,14 @@ public struct DrainProgress: Sendable, Hashable {
     public var queueDepth: Int?
     /// Deliveries queued in the backlog (their messages were acknowledged, they are owed all the
     /// same); nil when the database could not be asked.
-    public var queuedInBacklog: Int?
+    public var queuedInBacklog: Int? = 0
     /// Broadcasts sent in windows and not done yet (acknowledged, owed all the same); nil when
     /// the database could not be asked.
-    public var broadcastsUnderWay: Int?
+    public var broadcastsUnderWay: Int? = 0
     /// The worker's counters (consumed, delivered, dead-lettered, in flight…).
     public var statistics: WorkerStatistics
     public var elapsed: Duration
     /// True once the queue is empty and nothing is in flight (the final report of a drain that
     /// succeeded).
     public var isComplete: Bool
-
-    public init(
-        queueDepth: Int?, queuedInBacklog: Int? = 0, broadcastsUnderWay: Int? = 0, statistics: WorkerStatistics, elapsed: Duration, isComplete: Bool
-    ) {
-        self.queueDepth = queueDepth
-        self.queuedInBacklog = queuedInBacklog
-        self.broadcastsUnderWay = broadcastsUnderWay
-        self.statistics = statistics
-        self.elapsed = elapsed
-        self.isComplete = isComplete
-    }
 }

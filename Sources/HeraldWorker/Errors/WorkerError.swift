@@ -23,12 +23,6 @@ public struct WorkerError: Error, Sendable, CustomStringConvertible, CustomDebug
     /// The error behind this one (an `AMQPError` or a `StoreError`), if any.
     public var underlying: (any Error & Sendable)?
 
-    public init(code: Code, message: String, underlying: (any Error & Sendable)? = nil) {
-        self.code = code
-        self.message = message
-        self.underlying = underlying
-    }
-
     public var description: String {
         var text = "WorkerError.\(code): \(message)"
         if let underlying { text += " (\(underlying))" }
