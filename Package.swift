@@ -60,8 +60,8 @@ let package = Package(
         ),
 
         // Plumbing below everything else: `Shared`, the one-reference storage of the structs the
-        // hot path copies (in HeraldCore and HeraldAMQP alike), and `TCPCork` (the AMQP and HTTP
-        // drivers' bursts of frames).
+        // hot path copies (in HeraldCore and HeraldAMQP alike), `TCPCork` (the AMQP and HTTP
+        // drivers' bursts of frames) and `ErrorCode`, every error's extensible code.
         .target(name: "HeraldSupport", swiftSettings: strict),
 
         // Pure logic: Foundation, swift-collections, and swift-crypto's SHA-256 (message and
@@ -88,7 +88,7 @@ let package = Package(
         .target(
             name: "HeraldPostgres",
             dependencies: [
-                "CLibPQ", .product(name: "Logging", package: "swift-log"),
+                "CLibPQ", "HeraldSupport", .product(name: "Logging", package: "swift-log"),
                 // Migration checksums (SHA-256).
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -112,7 +112,7 @@ let package = Package(
         .target(
             name: "HeraldDelivery",
             dependencies: [
-                "HeraldCore", "HeraldHTTP",
+                "HeraldCore", "HeraldHTTP", "HeraldSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -127,7 +127,7 @@ let package = Package(
         .target(
             name: "HeraldStore",
             dependencies: [
-                "HeraldCore", "HeraldPostgres", .product(name: "Logging", package: "swift-log"),
+                "HeraldCore", "HeraldPostgres", "HeraldSupport", .product(name: "Logging", package: "swift-log"),
                 // Message keys of the journal (SHA-256).
                 .product(name: "Crypto", package: "swift-crypto"),
                 // The change listener counts the subscription changes it applied.
@@ -163,7 +163,7 @@ let package = Package(
         .target(
             name: "HeraldSandbox",
             dependencies: [
-                "HeraldCore",
+                "HeraldCore", "HeraldSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,3 +1,5 @@
+import HeraldSupport
+
 /// Every failure HeraldAMQP reports.
 ///
 /// Why one struct: callers switch on ``code`` (an extensible set of static members, so adding a code
@@ -15,48 +17,7 @@
 /// ``Code/preconditionFailed``, ``Code/accessRefused``, ``Code/resourceLocked``,
 /// ``Code/channelClosed``) leave the connection usable.
 public struct AMQPError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// What went wrong, as an extensible set of values.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
-        /// TCP/TLS connect, the AMQP handshake or `connection.open` failed (not credentials).
-        public static let connectionFailed = Code("connectionFailed")
-        /// The broker refused the user name or password (403 ACCESS_REFUSED during login).
-        public static let authenticationFailed = Code("authenticationFailed")
-        /// The connection died: socket closed or failed, heartbeat missed, or the broker closed it
-        /// (`connection.close`, e.g. 320 CONNECTION_FORCED). Everything pending on it failed.
-        public static let connectionLost = Code("connectionLost")
-        /// The connection was closed by ``AMQPConnection/close()`` before the call could run.
-        public static let connectionClosed = Code("connectionClosed")
-        /// The broker closed a channel for a reason without its own code here; see `replyCode`.
-        public static let channelClosed = Code("channelClosed")
-        /// 404 NOT_FOUND: the queue or exchange does not exist.
-        public static let notFound = Code("notFound")
-        /// 406 PRECONDITION_FAILED, e.g. a queue declared with other arguments than it has.
-        public static let preconditionFailed = Code("preconditionFailed")
-        /// 403 ACCESS_REFUSED on a channel operation (permissions, reserved `amq.` names).
-        public static let accessRefused = Code("accessRefused")
-        /// 405 RESOURCE_LOCKED: an exclusive queue of another connection, or an exclusive consumer.
-        public static let resourceLocked = Code("resourceLocked")
-        /// The broker answered a publish with `basic.nack`: it did not take responsibility for it.
-        public static let publishNacked = Code("publishNacked")
-        /// A `mandatory` publish could not be routed to any queue (`basic.return`, 312 NO_ROUTE).
-        public static let unroutable = Code("unroutable")
-        /// The broker cancelled a consumer (its queue was deleted, or it failed over).
-        public static let consumerCancelled = Code("consumerCancelled")
-        /// A call or the handshake took longer than its configured timeout.
-        public static let timeout = Code("timeout")
-        /// The AMQP URL could not be parsed.
-        public static let invalidURL = Code("invalidURL")
-        /// An argument was out of range (prefetch 0, an empty queue name where one is required…).
-        public static let invalidArgument = Code("invalidArgument")
-        /// The broker or the library saw a frame it did not expect; the connection was dropped.
-        public static let protocolError = Code("protocolError")
-        /// TLS setup failed (certificate files, verification).
-        public static let tlsFailed = Code("tlsFailed")
-    }
+    public typealias Code = ErrorCode<AMQPError>
 
     /// What went wrong.
     public var code: Code
@@ -118,4 +79,42 @@ public struct AMQPError: Error, Sendable, Hashable, CustomStringConvertible, Cus
         }
         return text + ")"
     }
+}
+
+extension ErrorCode where Domain == AMQPError {
+    /// TCP/TLS connect, the AMQP handshake or `connection.open` failed (not credentials).
+    public static let connectionFailed = Self("connectionFailed")
+    /// The broker refused the user name or password (403 ACCESS_REFUSED during login).
+    public static let authenticationFailed = Self("authenticationFailed")
+    /// The connection died: socket closed or failed, heartbeat missed, or the broker closed it
+    /// (`connection.close`, e.g. 320 CONNECTION_FORCED). Everything pending on it failed.
+    public static let connectionLost = Self("connectionLost")
+    /// The connection was closed by ``AMQPConnection/close()`` before the call could run.
+    public static let connectionClosed = Self("connectionClosed")
+    /// The broker closed a channel for a reason without its own code here; see `replyCode`.
+    public static let channelClosed = Self("channelClosed")
+    /// 404 NOT_FOUND: the queue or exchange does not exist.
+    public static let notFound = Self("notFound")
+    /// 406 PRECONDITION_FAILED, e.g. a queue declared with other arguments than it has.
+    public static let preconditionFailed = Self("preconditionFailed")
+    /// 403 ACCESS_REFUSED on a channel operation (permissions, reserved `amq.` names).
+    public static let accessRefused = Self("accessRefused")
+    /// 405 RESOURCE_LOCKED: an exclusive queue of another connection, or an exclusive consumer.
+    public static let resourceLocked = Self("resourceLocked")
+    /// The broker answered a publish with `basic.nack`: it did not take responsibility for it.
+    public static let publishNacked = Self("publishNacked")
+    /// A `mandatory` publish could not be routed to any queue (`basic.return`, 312 NO_ROUTE).
+    public static let unroutable = Self("unroutable")
+    /// The broker cancelled a consumer (its queue was deleted, or it failed over).
+    public static let consumerCancelled = Self("consumerCancelled")
+    /// A call or the handshake took longer than its configured timeout.
+    public static let timeout = Self("timeout")
+    /// The AMQP URL could not be parsed.
+    public static let invalidURL = Self("invalidURL")
+    /// An argument was out of range (prefetch 0, an empty queue name where one is required…).
+    public static let invalidArgument = Self("invalidArgument")
+    /// The broker or the library saw a frame it did not expect; the connection was dropped.
+    public static let protocolError = Self("protocolError")
+    /// TLS setup failed (certificate files, verification).
+    public static let tlsFailed = Self("tlsFailed")
 }

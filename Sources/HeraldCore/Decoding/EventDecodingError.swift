@@ -1,39 +1,10 @@
+import HeraldSupport
+
 /// Why a bus message could not be decoded into an ``Event``: which field and why. Its
 /// ``description`` is the dead-letter reason; it never contains payload text (the offending
 /// value, when there is one, appears only in ``debugDescription``).
 public struct EventDecodingError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// Extensible error code: new codes can be added without breaking anybody's `switch`.
-    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
-        /// The document is larger than ``DecodingLimits/maxDocumentBytes``.
-        public static let tooLarge = Code(rawValue: "tooLarge")
-        /// The bytes are not valid UTF-8.
-        public static let invalidUTF8 = Code(rawValue: "invalidUTF8")
-        /// UTF-16/32 input, or a declared charset/encoding other than UTF-8.
-        public static let unsupportedEncoding = Code(rawValue: "unsupportedEncoding")
-        /// Neither XML nor JSON (empty, or starts with something else).
-        public static let unknownFormat = Code(rawValue: "unknownFormat")
-        /// XML or JSON syntax error.
-        public static let malformedDocument = Code(rawValue: "malformedDocument")
-        /// A DTD, an entity declaration or an undefined entity reference.
-        public static let forbiddenConstruct = Code(rawValue: "forbiddenConstruct")
-        /// Nesting depth, attribute count, filter or parameter count or a field's length above
-        /// its limit.
-        public static let limitExceeded = Code(rawValue: "limitExceeded")
-        /// The root is not `PushNotification` (XML) or not an object (JSON).
-        public static let unexpectedRoot = Code(rawValue: "unexpectedRoot")
-        /// A required field is absent.
-        public static let missingField = Code(rawValue: "missingField")
-        /// A field that may appear once appears more than once.
-        public static let duplicateField = Code(rawValue: "duplicateField")
-        /// A field has the wrong JSON type (e.g. an object where a string is expected).
-        public static let wrongType = Code(rawValue: "wrongType")
-        /// A field's value is not acceptable (unknown EventType, bad EventDateTime, empty id…).
-        public static let invalidValue = Code(rawValue: "invalidValue")
-    }
+    public typealias Code = ErrorCode<EventDecodingError>
 
     public var code: Code
     /// The field, as a path in the document's own syntax: `EventType`,
@@ -68,4 +39,32 @@ public struct EventDecodingError: Error, Sendable, Hashable, CustomStringConvert
         if let value { s += ", value: \(String(reflecting: value))" }
         return s + ")"
     }
+}
+
+extension ErrorCode where Domain == EventDecodingError {
+    /// The document is larger than ``DecodingLimits/maxDocumentBytes``.
+    public static let tooLarge = Self("tooLarge")
+    /// The bytes are not valid UTF-8.
+    public static let invalidUTF8 = Self("invalidUTF8")
+    /// UTF-16/32 input, or a declared charset/encoding other than UTF-8.
+    public static let unsupportedEncoding = Self("unsupportedEncoding")
+    /// Neither XML nor JSON (empty, or starts with something else).
+    public static let unknownFormat = Self("unknownFormat")
+    /// XML or JSON syntax error.
+    public static let malformedDocument = Self("malformedDocument")
+    /// A DTD, an entity declaration or an undefined entity reference.
+    public static let forbiddenConstruct = Self("forbiddenConstruct")
+    /// Nesting depth, attribute count, filter or parameter count or a field's length above
+    /// its limit.
+    public static let limitExceeded = Self("limitExceeded")
+    /// The root is not `PushNotification` (XML) or not an object (JSON).
+    public static let unexpectedRoot = Self("unexpectedRoot")
+    /// A required field is absent.
+    public static let missingField = Self("missingField")
+    /// A field that may appear once appears more than once.
+    public static let duplicateField = Self("duplicateField")
+    /// A field has the wrong JSON type (e.g. an object where a string is expected).
+    public static let wrongType = Self("wrongType")
+    /// A field's value is not acceptable (unknown EventType, bad EventDateTime, empty id…).
+    public static let invalidValue = Self("invalidValue")
 }

@@ -1,13 +1,8 @@
+import HeraldSupport
+
 /// A misuse of ``PerUserScheduler``: completing a ticket that is not in flight.
 public struct SchedulerError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
-    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
-        /// The ticket was already completed, or never released.
-        public static let notInFlight = Code(rawValue: "notInFlight")
-    }
+    public typealias Code = ErrorCode<SchedulerError>
 
     public var code: Code
     public var ticket: String
@@ -20,4 +15,9 @@ public struct SchedulerError: Error, Sendable, Hashable, CustomStringConvertible
 
     public var description: String { "\(code): ticket \(ticket) is not in flight" }
     public var debugDescription: String { "SchedulerError(code: \(code), ticket: \(ticket))" }
+}
+
+extension ErrorCode where Domain == SchedulerError {
+    /// The ticket was already completed, or never released.
+    public static let notInFlight = Self("notInFlight")
 }

@@ -1,29 +1,9 @@
+import HeraldSupport
+
 /// Why a template could not be read, found or rendered. Its ``description`` names the event,
 /// culture and platform involved and never contains event parameter values.
 public struct TemplateError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
-    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
-        /// No template for the event in the culture, its language, or the default culture.
-        public static let noTemplate = Code(rawValue: "noTemplate")
-        /// A placeholder `{n}` refers past the event's last parameter.
-        public static let missingParameter = Code(rawValue: "missingParameter")
-        /// A placeholder that is not `{n}` (a name, a format or alignment component).
-        public static let unknownPlaceholder = Code(rawValue: "unknownPlaceholder")
-        /// An unclosed `{` or an unescaped `}`.
-        public static let malformedTemplate = Code(rawValue: "malformedTemplate")
-        /// A `.resx` document that is not well-formed or not a string resource file.
-        public static let invalidResource = Code(rawValue: "invalidResource")
-        /// The event metadata file is not valid.
-        public static let invalidMetadata = Code(rawValue: "invalidMetadata")
-        /// Two templates for one event, culture and platform.
-        public static let duplicateTemplate = Code(rawValue: "duplicateTemplate")
-        /// A template file name that is not `AndroidMessages.<culture>.resx` or
-        /// `AppleMessages.<culture>.resx`.
-        public static let invalidFileName = Code(rawValue: "invalidFileName")
-    }
+    public typealias Code = ErrorCode<TemplateError>
 
     public var code: Code
     public var eventId: String?
@@ -46,4 +26,24 @@ public struct TemplateError: Error, Sendable, Hashable, CustomStringConvertible,
     }
 
     public var debugDescription: String { "TemplateError(\(description))" }
+}
+
+extension ErrorCode where Domain == TemplateError {
+    /// No template for the event in the culture, its language, or the default culture.
+    public static let noTemplate = Self("noTemplate")
+    /// A placeholder `{n}` refers past the event's last parameter.
+    public static let missingParameter = Self("missingParameter")
+    /// A placeholder that is not `{n}` (a name, a format or alignment component).
+    public static let unknownPlaceholder = Self("unknownPlaceholder")
+    /// An unclosed `{` or an unescaped `}`.
+    public static let malformedTemplate = Self("malformedTemplate")
+    /// A `.resx` document that is not well-formed or not a string resource file.
+    public static let invalidResource = Self("invalidResource")
+    /// The event metadata file is not valid.
+    public static let invalidMetadata = Self("invalidMetadata")
+    /// Two templates for one event, culture and platform.
+    public static let duplicateTemplate = Self("duplicateTemplate")
+    /// A template file name that is not `AndroidMessages.<culture>.resx` or
+    /// `AppleMessages.<culture>.resx`.
+    public static let invalidFileName = Self("invalidFileName")
 }

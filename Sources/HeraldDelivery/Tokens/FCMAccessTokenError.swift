@@ -1,17 +1,9 @@
+import HeraldSupport
+
 /// The OAuth2 token endpoint did not give an access token. Its description names the endpoint,
 /// the status and Google's error code, never the assertion or a token.
 public struct FCMAccessTokenError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-        /// The endpoint could not be reached (network, TLS, timeout).
-        public static let unreachable = Code("unreachable")
-        /// The endpoint answered with an error (`invalid_grant`: wrong key, clock skew…).
-        public static let refused = Code("refused")
-        /// A 200 answer without an access token.
-        public static let invalidResponse = Code("invalidResponse")
-    }
+    public typealias Code = ErrorCode<FCMAccessTokenError>
 
     public var code: Code
     public var tokenURI: String
@@ -30,4 +22,13 @@ public struct FCMAccessTokenError: Error, Sendable, CustomStringConvertible, Cus
     }
 
     public var debugDescription: String { "FCMAccessTokenError(\(description))" }
+}
+
+extension ErrorCode where Domain == FCMAccessTokenError {
+    /// The endpoint could not be reached (network, TLS, timeout).
+    public static let unreachable = Self("unreachable")
+    /// The endpoint answered with an error (`invalid_grant`: wrong key, clock skew…).
+    public static let refused = Self("refused")
+    /// A 200 answer without an access token.
+    public static let invalidResponse = Self("invalidResponse")
 }

@@ -1,3 +1,5 @@
+import HeraldSupport
+
 /// Why an HTTP request (or the client itself) failed.
 ///
 /// Only transport failures are errors: a response with any HTTP status is returned, not thrown.
@@ -7,47 +9,7 @@
 /// origin (APNs paths carry device tokens) and never a password. `debugDescription` adds the
 /// full URL.
 public struct HTTPClientError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// An extensible error code: new codes can be added without breaking callers.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
-
-        public init(_ rawValue: String) {
-            self.rawValue = rawValue
-        }
-
-        /// The request (or connecting) took longer than its timeout.
-        public static let timeout = Code("timeout")
-        /// The TCP connection to the server was refused or failed.
-        public static let couldNotConnect = Code("couldNotConnect")
-        /// The server's host name did not resolve.
-        public static let couldNotResolve = Code("couldNotResolve")
-        /// The TLS handshake failed: untrusted or mismatched server certificate, a rejected or
-        /// unreadable client certificate, no common protocol.
-        public static let tlsFailure = Code("tlsFailure")
-        /// The configured proxy could not be reached, refused the tunnel (`proxyStatus`, e.g. 407
-        /// for bad credentials), or failed to reach the server.
-        public static let proxyFailure = Code("proxyFailure")
-        /// Sending on an established connection failed.
-        public static let sendFailure = Code("sendFailure")
-        /// Receiving failed, or the server closed the connection before a full response.
-        public static let receiveFailure = Code("receiveFailure")
-        /// An HTTP/2 framing or stream error (a reset stream, GOAWAY mid-request).
-        public static let http2Failure = Code("http2Failure")
-        /// The response body was larger than ``HTTPClientConfiguration/maxResponseBodySize``.
-        public static let responseTooLarge = Code("responseTooLarge")
-        /// The configuration is unusable (missing file, bad value); `file` names the file.
-        public static let invalidConfiguration = Code("invalidConfiguration")
-        /// The request is malformed (bad URL, a header with CR/LF).
-        public static let invalidRequest = Code("invalidRequest")
-        /// The client was shut down before or while the request ran.
-        public static let shutdown = Code("shutdown")
-        /// Any other libcurl transfer failure; `curlCode` and the messages say which.
-        public static let transferFailed = Code("transferFailed")
-        /// The libcurl multi interface itself failed (out of memory, internal error).
-        public static let internalFailure = Code("internalFailure")
-
-        public var description: String { rawValue }
-    }
+    public typealias Code = ErrorCode<HTTPClientError>
 
     public var code: Code
     /// The libcurl call or client step that failed, e.g. `curl_multi_info_read`.
@@ -115,4 +77,38 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible, CustomD
         }
         return String(url[..<schemeEnd.upperBound]) + authority
     }
+}
+
+extension ErrorCode where Domain == HTTPClientError {
+    /// The request (or connecting) took longer than its timeout.
+    public static let timeout = Self("timeout")
+    /// The TCP connection to the server was refused or failed.
+    public static let couldNotConnect = Self("couldNotConnect")
+    /// The server's host name did not resolve.
+    public static let couldNotResolve = Self("couldNotResolve")
+    /// The TLS handshake failed: untrusted or mismatched server certificate, a rejected or
+    /// unreadable client certificate, no common protocol.
+    public static let tlsFailure = Self("tlsFailure")
+    /// The configured proxy could not be reached, refused the tunnel (`proxyStatus`, e.g. 407
+    /// for bad credentials), or failed to reach the server.
+    public static let proxyFailure = Self("proxyFailure")
+    /// Sending on an established connection failed.
+    public static let sendFailure = Self("sendFailure")
+    /// Receiving failed, or the server closed the connection before a full response.
+    public static let receiveFailure = Self("receiveFailure")
+    /// An HTTP/2 framing or stream error (a reset stream, GOAWAY mid-request).
+    public static let http2Failure = Self("http2Failure")
+    /// The response body was larger than ``HTTPClientConfiguration/maxResponseBodySize``.
+    public static let responseTooLarge = Self("responseTooLarge")
+    /// The configuration is unusable (missing file, bad value); `file` names the file.
+    public static let invalidConfiguration = Self("invalidConfiguration")
+    /// The request is malformed (bad URL, a header with CR/LF).
+    public static let invalidRequest = Self("invalidRequest")
+    /// The client was shut down before or while the request ran.
+    public static let shutdown = Self("shutdown")
+    /// Any other libcurl transfer failure; `curlCode` and the messages say which.
+    public static let transferFailed = Self("transferFailed")
+    /// The libcurl multi interface itself failed (out of memory, internal error).
+    public static let internalFailure = Self("internalFailure")
+
 }

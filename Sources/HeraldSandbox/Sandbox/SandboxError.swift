@@ -1,15 +1,9 @@
+import HeraldSupport
+
 /// The sandbox could not start: files it cannot write or read back, a bad rules file, a port in
 /// use (the server's own error is wrapped in `detail`).
 public struct SandboxError: Error, Sendable, CustomStringConvertible {
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-        public static let cannotWriteFiles = Code("cannotWriteFiles")
-        public static let invalidFiles = Code("invalidFiles")
-        public static let invalidRules = Code("invalidRules")
-        public static let cannotListen = Code("cannotListen")
-    }
+    public typealias Code = ErrorCode<SandboxError>
 
     public var code: Code
     public var detail: String
@@ -20,4 +14,11 @@ public struct SandboxError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "sandbox: \(detail)" }
+}
+
+extension ErrorCode where Domain == SandboxError {
+    public static let cannotWriteFiles = Self("cannotWriteFiles")
+    public static let invalidFiles = Self("invalidFiles")
+    public static let invalidRules = Self("invalidRules")
+    public static let cannotListen = Self("cannotListen")
 }

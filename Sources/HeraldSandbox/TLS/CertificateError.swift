@@ -1,12 +1,8 @@
+import HeraldSupport
+
 /// Why ``SelfSignedCertificate`` could not make a certificate.
 public struct CertificateError: Error, Sendable, CustomStringConvertible {
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        /// A host that is neither a DNS name nor an IP literal.
-        public static let invalidHost = Code("invalidHost")
-        public var description: String { rawValue }
-    }
+    public typealias Code = ErrorCode<CertificateError>
 
     public var code: Code
     public var detail: String
@@ -16,4 +12,9 @@ public struct CertificateError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "CertificateError.\(code): \(detail)" }
+}
+
+extension ErrorCode where Domain == CertificateError {
+    /// A host that is neither a DNS name nor an IP literal.
+    public static let invalidHost = Self("invalidHost")
 }

@@ -1,22 +1,12 @@
+import HeraldSupport
+
 /// What HeraldWorker throws: configuration refused before the worker starts, and the dead-letter
 /// tools' failures (broker or store errors).
 ///
 /// `description` is safe for logs (it never contains message bodies, tokens or secrets);
 /// `debugDescription` adds the underlying error's debug text.
 public struct WorkerError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// An extensible code: new codes break nobody's `switch`.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-
-        /// A ``WorkerConfiguration`` value is out of range.
-        public static let invalidConfiguration = Code("invalidConfiguration")
-        /// The broker refused or lost a call of a tool (`herald dlq`, `herald drain`).
-        public static let broker = Code("broker")
-        /// The store refused or lost a call of a tool.
-        public static let store = Code("store")
-    }
+    public typealias Code = ErrorCode<WorkerError>
 
     public var code: Code
     public var message: String
@@ -34,4 +24,13 @@ public struct WorkerError: Error, Sendable, CustomStringConvertible, CustomDebug
         if let underlying { text += "\n  underlying: \(String(reflecting: underlying))" }
         return text
     }
+}
+
+extension ErrorCode where Domain == WorkerError {
+    /// A ``WorkerConfiguration`` value is out of range.
+    public static let invalidConfiguration = Self("invalidConfiguration")
+    /// The broker refused or lost a call of a tool (`herald dlq`, `herald drain`).
+    public static let broker = Self("broker")
+    /// The store refused or lost a call of a tool.
+    public static let store = Self("store")
 }
