@@ -10,11 +10,6 @@ struct EventAssembler {
     var params: [EventParameter] = []
     var notes: [DecodingNote] = []
 
-    init(format: EventFormat, limits: DecodingLimits) {
-        self.format = format
-        self.limits = limits
-    }
-
     func error(_ code: EventDecodingError.Code, _ field: String, _ reason: String, offset: Int? = nil, value: String? = nil) -> EventDecodingError {
         EventDecodingError(code: code, field: field, reason: reason, format: format, offset: offset, value: value)
     }

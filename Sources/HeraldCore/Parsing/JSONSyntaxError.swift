@@ -14,16 +14,10 @@ public struct JSONSyntaxError: Error, Sendable, CustomStringConvertible {
         public static let tooDeep = Code(description: "tooDeep")
     }
 
-    public var code: Code
+    public var code: Code = .malformed
     /// The byte offset of the problem in the document.
     public var offset: Int
     public var reason: String
-
-    init(code: Code = .malformed, offset: Int, reason: String) {
-        self.code = code
-        self.offset = offset
-        self.reason = reason
-    }
 
     public var description: String { "\(reason) (byte \(offset))" }
 }

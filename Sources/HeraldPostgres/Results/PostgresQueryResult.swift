@@ -64,11 +64,6 @@ public struct PostgresQueryResult: Sendable, RandomAccessCollection {
     /// 0 for commands without a count.
     public let affectedRows: Int
 
-    init(storage: Storage, affectedRows: Int) {
-        self.storage = storage
-        self.affectedRows = affectedRows
-    }
-
     static let empty = PostgresQueryResult(storage: .empty, affectedRows: 0)
 
     public var columns: [PostgresColumn] { storage.layout.columns }

@@ -10,10 +10,6 @@ import HeraldPostgres
 public struct BroadcastRepository: Sendable {
     let client: PostgresClient
 
-    init(client: PostgresClient) {
-        self.client = client
-    }
-
     /// Writes a new broadcast, held by `holder` for `lease`: nil when its message is one the
     /// journal already has a broadcast for (a redelivery or a repeat: the broadcast is under
     /// way or done). A message the journal knows without a broadcast (sent in memory before the

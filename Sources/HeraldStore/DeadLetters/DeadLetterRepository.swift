@@ -7,10 +7,6 @@ import HeraldPostgres
 public struct DeadLetterRepository: Sendable {
     let client: PostgresClient
 
-    init(client: PostgresClient) {
-        self.client = client
-    }
-
     /// Records a dead letter; recording the same id again changes nothing.
     public func record(_ letter: DeadLetter) async throws(StoreError) {
         try await StoreError.wrap("DeadLetterRepository.record") {

@@ -9,10 +9,6 @@ import HeraldPostgres
 public struct DeliveryBacklog: Sendable {
     let client: PostgresClient
 
-    init(client: PostgresClient) {
-        self.client = client
-    }
-
     /// Queues deliveries, in one transaction: their backlog rows, and their journal rows as
     /// `.queued` (written, or a `.pending`/`.deferred` row moved to it), so that a redelivered
     /// copy of their message leaves them to the backlog. Queueing the same place again changes

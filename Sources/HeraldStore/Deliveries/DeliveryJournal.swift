@@ -27,13 +27,6 @@ public struct DeliveryJournal: Sendable {
     let retention: Duration
     let dedupeRetention: Duration
 
-    init(client: PostgresClient, logRetention: Duration, retention: Duration, dedupeRetention: Duration) {
-        self.client = client
-        self.logRetention = logRetention
-        self.retention = retention
-        self.dedupeRetention = dedupeRetention
-    }
-
     /// How long `AvoidDublication` remembers a message: a message with the same key within this
     /// long of the first is a repeat.
     public var duplicateWindow: Duration { dedupeRetention }

@@ -26,10 +26,6 @@ public struct DeviceRepository: Sendable {
 
     let client: PostgresClient
 
-    init(client: PostgresClient) {
-        self.client = client
-    }
-
     /// Registers a device and one user's subscription on it: creates or updates the device
     /// (platform, token, culture; a token sent again revives a dead one), takes the token away
     /// from other devices of the app, and sets the user's tags (replacing them), zone and

@@ -9,11 +9,6 @@ public struct NotificationLogRepository: Sendable {
     let client: PostgresClient
     let retention: Duration
 
-    init(client: PostgresClient, retention: Duration) {
-        self.client = client
-        self.retention = retention
-    }
-
     /// Whether journal row `j` is a log entry: sent, with its body (rows migrated from version 1
     /// may have none) in the row or shared by its message (``SharedPayloads``).
     static let isEntrySQL = "j.state = 'sent' AND (j.payload IS NOT NULL OR j.payload_digest IS NOT NULL)"

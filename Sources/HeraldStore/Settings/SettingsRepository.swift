@@ -9,10 +9,6 @@ import HeraldPostgres
 public struct SettingsRepository: Sendable {
     let client: PostgresClient
 
-    init(client: PostgresClient) {
-        self.client = client
-    }
-
     /// The user's settings, or the defaults (pushes on, nothing muted) if never set.
     public func settings(forUser userId: String) async throws(StoreError) -> UserSettings {
         try await StoreError.wrap("SettingsRepository.settings") {

@@ -13,10 +13,6 @@ import HeraldPostgres
 public struct DeliveryLookup: Sendable {
     let client: PostgresClient
 
-    init(client: PostgresClient) {
-        self.client = client
-    }
-
     /// Everything known of the message with this key (AMQP `message-id`, or the SHA-256 of
     /// the body when the producer set none). With `partitions` = K > 0 (`worker.partitions`),
     /// the K partition copies are looked up too.

@@ -11,10 +11,6 @@ import HeraldPostgres
 public struct TemplateRepository: Sendable {
     let client: PostgresClient
 
-    init(client: PostgresClient) {
-        self.client = client
-    }
-
     /// What an import changed.
     public struct ImportSummary: Sendable, Hashable {
         public var events: Int

@@ -16,13 +16,6 @@ struct StoreRetry: Sendable {
     let logger: Logger
     private let errors = Counter(label: "herald_store_errors_total")
 
-    init(stop: StopSignal, initialDelay: Duration, maxDelay: Duration, logger: Logger) {
-        self.stop = stop
-        self.initialDelay = initialDelay
-        self.maxDelay = maxDelay
-        self.logger = logger
-    }
-
     /// The call's value, or nil when it gave up.
     func run<T>(
         _ operation: String, giveUp: StopSignal.Phase = .stopping,

@@ -156,22 +156,6 @@ struct BenchResult: Codable, Sendable {
     var pipelineDeliveryRate: Double?
     var ratio: Double?
 
-    init(
-        build: String, date: String, machine: Machine, events: Int, deliveriesPerRun: Int, users: Int, broadcastDevices: Int, queueType: String,
-        prefetch: Int, lanes: Int
-    ) {
-        self.build = build
-        self.date = date
-        self.machine = machine
-        self.events = events
-        self.deliveriesPerRun = deliveriesPerRun
-        self.users = users
-        self.broadcastDevices = broadcastDevices
-        self.queueType = queueType
-        self.prefetch = prefetch
-        self.lanes = lanes
-    }
-
     /// Every difference a checked run found, named by its run.
     var differences: [String] {
         var named: [(name: String, run: Run)] = []
