@@ -6,8 +6,9 @@ commands' `@Option` lists or two error types' code lists pair up although no rul
 twice. This script reads each pair's two line ranges and calls a pair a *declaration list* only
 when every line of both sides is one of: a comment, a brace, a stored property, an argument
 parser option, an enum case, a static constant, an init's or a function's signature and
-parameter list, or an init's `self.x = x`. Every other pair is listed with the lines that made
-it so, to be read by hand.
+parameter list, or an init's `self.x = x`; it counts those by what they list (memberwise
+inits, option lists, code lists, property lists). Every other pair is listed with the lines that
+made it so, to be read by hand.
 
 Usage (from the folder `duplicates` ran in):
     duplicates --most 200 --seconds 120 > /tmp/dups.txt && python3 scripts/duplicate-kinds.py /tmp/dups.txt
@@ -48,15 +49,36 @@ def lines_of(place: str) -> list[str]:
         return file.read().split('\n')[first - 1:last]
 
 
+KINDS = [
+    # what a side's lines mostly are, checked in this order
+    ('memberwise inits', re.compile(r'^\s*self\.(\w+) = \1$'), 3),
+    ('option lists', re.compile(r'^\s*@(Option|Flag|Argument)\b'), 2),
+    ('code lists', re.compile(r'^\s*(public )?static let \w+ = (Self|\w+)\('), 3),
+]
+
+
+def kind_of(sides: list[list[str]]) -> str:
+    for name, pattern, least in KINDS:
+        if any(sum(1 for line in side if pattern.match(line)) >= least for side in sides):
+            return name
+    return 'property lists'
+
+
 def main() -> int:
     rows = [line.strip() for line in open(sys.argv[1]) if re.match(r'^D\d+ ', line)]
     statements = []
+    kinds: dict[str, int] = {}
     for row in rows:
         fields = row.split()
-        others = [line.strip() for place in (fields[1], fields[3]) for line in lines_of(place) if not is_declaration(line)]
+        sides = [lines_of(place) for place in (fields[1], fields[3])]
+        others = [line.strip() for side in sides for line in side if not is_declaration(line)]
         if others:
             statements.append((row, others))
+        else:
+            kind = kind_of(sides)
+            kinds[kind] = kinds.get(kind, 0) + 1
     print(f'{len(rows)} pairs: {len(rows) - len(statements)} declaration lists, {len(statements)} with statements')
+    print('declaration lists: ' + ', '.join(f'{count} {kind}' for kind, count in sorted(kinds.items(), key=lambda item: -item[1])))
     for row, others in statements:
         print(row)
         for line in others[:3]:
