@@ -25,6 +25,10 @@ public struct Shared<Value: Sendable>: Sendable {
         get { box.value }
         set { box = Box(newValue) }
     }
+
+    /// One field of the value, read in the box: no copy of the whole value, even unoptimized.
+    @inlinable
+    public subscript<Field>(field: KeyPath<Value, Field>) -> Field { box.value[keyPath: field] }
 }
 
 extension Shared: Equatable where Value: Equatable {

@@ -22,13 +22,13 @@ extension SharedStorage {
     /// A field that cannot be written (a `let`, or one internal to the conforming module).
     @inlinable
     public subscript<Field>(dynamicMember field: KeyPath<Fields, Field>) -> Field {
-        storage.value[keyPath: field]
+        storage[field]
     }
 
     /// A field, read from the shared box; a write puts a new box in place, so copies never see it.
     @inlinable
     public subscript<Field>(dynamicMember field: WritableKeyPath<Fields, Field>) -> Field {
-        get { storage.value[keyPath: field] }
+        get { storage[field] }
         set { storage.value[keyPath: field] = newValue }
     }
 }
