@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldSupport
 
 /// Writes every delivery as one JSON object per line, to standard output or a file: the local
 /// default sender, so that Herald runs end to end without Apple or Google accounts.
@@ -136,13 +137,7 @@ public actor LogSender: PushSender {
 
 /// The log sender's file cannot be opened or read.
 public struct LogSenderError: Error, Sendable, CustomStringConvertible {
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
-        public static let cannotOpen = Code(rawValue: "cannot_open")
-        public static let cannotRead = Code(rawValue: "cannot_read")
-        public static let cannotWrite = Code(rawValue: "cannot_write")
-        public var description: String { rawValue }
-    }
+    public typealias Code = ErrorCode<LogSenderError>
 
     public let code: Code
     public let path: String
@@ -155,4 +150,10 @@ public struct LogSenderError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "log sender file \(path): \(reason)" }
+}
+
+extension ErrorCode where Domain == LogSenderError {
+    public static let cannotOpen = Self("cannot_open")
+    public static let cannotRead = Self("cannot_read")
+    public static let cannotWrite = Self("cannot_write")
 }
