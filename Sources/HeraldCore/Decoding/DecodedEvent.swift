@@ -3,5 +3,5 @@
 public struct DecodedEvent: Sendable, Hashable {
     public var event: Event
     public var format: EventFormat
-    public var notes: [DecodingNote] = []
+    public var notes: [DecodingNote]
 }

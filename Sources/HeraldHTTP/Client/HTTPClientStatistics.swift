@@ -11,8 +11,8 @@ public struct HTTPClientStatistics: Sendable, Hashable {
     public var inFlight: Int
     /// TLS connections whose writes the driver holds until its pass ends (from their first
     /// response on; 0 where batching does not apply: see the client's driver).
-    public var connectionsBatched: Int = 0
+    public var connectionsBatched: Int
     /// `send(2)` calls that carried those connections' held writes: far fewer than their requests
     /// when many go at once.
-    public var batchedWrites: Int = 0
+    public var batchedWrites: Int
 }

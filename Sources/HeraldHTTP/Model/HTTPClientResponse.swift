@@ -21,15 +21,15 @@ public struct HTTPClientResponse: Sendable {
     public var status: HTTPResponse.Status
     /// Final response header fields (informational 1xx responses are dropped). Fields whose
     /// name is not an HTTP token are dropped; values are kept leniently (CR, LF, NUL as spaces).
-    public var headerFields: HTTPFields = [:]
-    public var body: [UInt8] = []
+    public var headerFields: HTTPFields
+    public var body: [UInt8]
     /// The version the connection negotiated (HTTP/2 via ALPN, or HTTP/1.1 as a fallback).
-    public var version: Version = .http2
+    public var version: Version
     /// For diagnostics: the local TCP port of the connection that carried the request, so that
     /// requests multiplexed over one connection can be told apart from requests on another.
     public var localPort: Int?
     /// New connections libcurl opened to carry this request (0 when an existing one was reused).
-    public var connectionsOpened: Int = 0
+    public var connectionsOpened: Int
     /// How long the server took to answer, measured by the transport from the moment the
     /// request was about to go on an open connection to the response's end: what a caller
     /// judges the server's speed by, without the time the request queued in this process or

@@ -6,7 +6,7 @@ public struct DeviceUser: Sendable, Hashable {
     /// `nil`: every tag.
     public var tags: Set<String>?
     /// Tags unsubscribed from while subscribed to every tag.
-    public var excludedTags: Set<String> = []
+    public var excludedTags: Set<String>
     public var zoneId: String?
     public var branchId: String?
     public var subscribedAt: Date

@@ -5,10 +5,10 @@ public struct DrainProgress: Sendable, Hashable {
     public var queueDepth: Int?
     /// Deliveries queued in the backlog (their messages were acknowledged, they are owed all the
     /// same); nil when the database could not be asked.
-    public var queuedInBacklog: Int? = 0
+    public var queuedInBacklog: Int?
     /// Broadcasts sent in windows and not done yet (acknowledged, owed all the same); nil when
     /// the database could not be asked.
-    public var broadcastsUnderWay: Int? = 0
+    public var broadcastsUnderWay: Int?
     /// The worker's counters (consumed, delivered, dead-lettered, in flight…).
     public var statistics: WorkerStatistics
     public var elapsed: Duration
