@@ -148,11 +148,7 @@ struct EngineCoreTests {
         #expect(h.last.sends.isEmpty)
         #expect(h.last.backlogWrite.map(\.position) == [4], "behind the queued ones")
 
-        let queued = (1...3).map { position in
-            let delivery = H.delivery("alice", Int64(position), inDoubt: position == 1, hasPendingRow: true)
-            delivery.backlogPlace = BacklogPlace(orderKey: UserBacklogs.text(alice), seq: Int64(position))
-            return delivery
-        }
+        let queued = (1...3).map { H.queued("alice", Int64($0), inDoubt: $0 == 1) }
         h.turn([.backlogRead(alice, queued, upTo: 3), .backlogWritten([newer], true)])
         #expect(h.last.reconcile.map(\.position) == [1], "in doubt: looked up, not sent")
         #expect(h.last.sends.isEmpty)
@@ -169,8 +165,7 @@ struct EngineCoreTests {
         let alice = OrderingKey(userId: "alice", platform: .ios)
         let scope = UserBacklogs.scope(of: alice, partitions: 4)
         h.turn([.backlogAcquired(scope, [(alice, Int64(1))])])
-        let queued = H.delivery("alice", 1, hasPendingRow: true)
-        queued.backlogPlace = BacklogPlace(orderKey: UserBacklogs.text(alice), seq: 1)
+        let queued = H.queued("alice", 1)
         h.turn([.backlogRead(alice, [queued], upTo: 1)])
         #expect(h.last.sends.map(\.position) == [1])
         h.answer([queued], .retryAfter(nil, reason: "429", providerFault: false))
@@ -186,13 +181,8 @@ struct EngineCoreTests {
         var h = H(H.settings(partitions: 4))
         let alice = OrderingKey(userId: "alice", platform: .ios)
         let scope = UserBacklogs.scope(of: alice, partitions: 4)
-        func queued(_ seq: Int64) -> Delivery {
-            let delivery = H.delivery("alice", seq, hasPendingRow: true)
-            delivery.backlogPlace = BacklogPlace(orderKey: UserBacklogs.text(alice), seq: seq)
-            return delivery
-        }
         h.turn([.backlogAcquired(scope, [(alice, Int64(1))])])
-        let first = queued(1)
+        let first = H.queued("alice", 1)
         h.turn([.backlogRead(alice, [first], upTo: 1)])
         #expect(h.last.sends.map(\.position) == [1])
 
@@ -204,7 +194,7 @@ struct EngineCoreTests {
         let read = h.last.backlogReads.first?.first
         #expect(read?.after == 1, "read on after the delivery in flight, not it again")
 
-        let second = queued(2)
+        let second = H.queued("alice", 2)
         h.turn([.backlogRead(alice, [second], upTo: 2)])
         #expect(h.last.sends.isEmpty, "behind its user's delivery in flight")
         h.answer([first], .sent)
@@ -217,8 +207,7 @@ struct EngineCoreTests {
         let alice = OrderingKey(userId: "alice", platform: .ios)
         let scope = UserBacklogs.scope(of: alice, partitions: 4)
         h.turn([.backlogAcquired(scope, [(alice, Int64(1))])])
-        let first = H.delivery("alice", 1, hasPendingRow: true)
-        first.backlogPlace = BacklogPlace(orderKey: UserBacklogs.text(alice), seq: 1)
+        let first = H.queued("alice", 1)
         h.turn([.backlogRead(alice, [first], upTo: 1)])
         #expect(h.last.sends.map(\.position) == [1])
         h.turn([.backlogGone(scope)])

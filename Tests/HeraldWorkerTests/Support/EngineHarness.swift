@@ -115,6 +115,13 @@ struct EngineHarness {
             context: context, recipient: Recipient(subscription: subscription, addressedUserId: user), rendered: rendered,
             deviceRef: deviceRef, position: position, inDoubt: inDoubt, attempts: attempts, hasPendingRow: hasPendingRow)
     }
+
+    /// A delivery read back from `user`'s backlog at `seq`: its journal row is the queued one.
+    static func queued(_ user: String, _ seq: Int64, inDoubt: Bool = false) -> Delivery {
+        let delivery = Self.delivery(user, seq, inDoubt: inDoubt, hasPendingRow: true)
+        delivery.backlogPlace = BacklogPlace(orderKey: UserBacklogs.text(OrderingKey(userId: user, platform: .ios)), seq: seq)
+        return delivery
+    }
 }
 
 /// The deliveries a test has orphaned (``MessageTracker/areAwaited(_:)`` answers false for them).
