@@ -160,14 +160,21 @@ struct EngineCoreTests {
         #expect(h.sent.map(\.position) == [2, 3, 4])
     }
 
-    @Test func aHandedOverPartitionDropsItsWaitingBacklogAndReportsWhenItHasLeft() {
+    private static let alice = OrderingKey(userId: "alice", platform: .ios)
+
+    /// A worker with 4 partitions that took alice's partition and sent her first queued delivery.
+    private static func partitionSendingAlicesFirstQueued() -> (H, scope: Int, first: Delivery) {
         var h = H(H.settings(partitions: 4))
-        let alice = OrderingKey(userId: "alice", platform: .ios)
         let scope = UserBacklogs.scope(of: alice, partitions: 4)
         h.turn([.backlogAcquired(scope, [(alice, Int64(1))])])
-        let queued = H.queued("alice", 1)
-        h.turn([.backlogRead(alice, [queued], upTo: 1)])
+        let first = H.queued("alice", 1)
+        h.turn([.backlogRead(alice, [first], upTo: 1)])
         #expect(h.last.sends.map(\.position) == [1])
+        return (h, scope, first)
+    }
+
+    @Test func aHandedOverPartitionDropsItsWaitingBacklogAndReportsWhenItHasLeft() {
+        var (h, scope, queued) = Self.partitionSendingAlicesFirstQueued()
         h.answer([queued], .retryAfter(nil, reason: "429", providerFault: false))
         #expect(h.rows(of: queued).isEmpty, "a queued delivery's row stays queued: its backlog row resumes it")
         h.turn([.backlogLeaving(scope)])
@@ -178,13 +185,8 @@ struct EngineCoreTests {
     }
 
     @Test func aPartitionTakenBackWithADeliveryInFlightReadsOnAfterItAndSendsItOnce() {
-        var h = H(H.settings(partitions: 4))
-        let alice = OrderingKey(userId: "alice", platform: .ios)
-        let scope = UserBacklogs.scope(of: alice, partitions: 4)
-        h.turn([.backlogAcquired(scope, [(alice, Int64(1))])])
-        let first = H.queued("alice", 1)
-        h.turn([.backlogRead(alice, [first], upTo: 1)])
-        #expect(h.last.sends.map(\.position) == [1])
+        let alice = Self.alice
+        var (h, scope, first) = Self.partitionSendingAlicesFirstQueued()
 
         // The handover gave up waiting, another worker held the partition, and it came back
         // while the first delivery was still in flight: its row is still in the table.
@@ -203,13 +205,8 @@ struct EngineCoreTests {
     }
 
     @Test func aDeliveryAnsweredAfterItsPartitionWentIsNoLongerWaitedFor() {
-        var h = H(H.settings(partitions: 4))
-        let alice = OrderingKey(userId: "alice", platform: .ios)
-        let scope = UserBacklogs.scope(of: alice, partitions: 4)
-        h.turn([.backlogAcquired(scope, [(alice, Int64(1))])])
-        let first = H.queued("alice", 1)
-        h.turn([.backlogRead(alice, [first], upTo: 1)])
-        #expect(h.last.sends.map(\.position) == [1])
+        let alice = Self.alice
+        var (h, scope, first) = Self.partitionSendingAlicesFirstQueued()
         h.turn([.backlogGone(scope)])
         h.answer([first], .sent)
         h.recordsDurable()
